@@ -1,0 +1,2 @@
+//! placeholder
+#![warn(missing_docs)]

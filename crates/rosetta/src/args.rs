@@ -1,0 +1,165 @@
+//! Command-line flags (clap derive), validated here and handed to the
+//! subcommands in `commands/`.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+use crate::commands;
+use crate::exit::Outcome;
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success: the report or answer was written
+  1  the check found problems (config findings; versions: no release answers)
+  2  bad input or usage (unreadable or malformed file, bad flag, bad rule file)
+  3  the package index could not be reached";
+
+/// Tells you why your GPU server crashed and what to try next.
+#[derive(Debug, Parser)]
+#[command(name = "rosetta", version, about, after_help = EXIT_CODES)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// What broke, when, on which rank, why (ranked causes with evidence), what to try next.
+    Diagnose(DiagnoseArgs),
+    /// This machine: GPUs, driver, CUDA, the Python environment and the GPU archs of its CUDA libraries.
+    Env(EnvArgs),
+    /// Version archaeology on the package index: which releases contain a path or know a model type.
+    Versions(VersionsArgs),
+    /// A model's config.json against a transformers version, a context length and a GPU.
+    Config(ConfigArgs),
+}
+
+/// Output formats shared by the subcommands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// For a person in a terminal.
+    Text,
+    /// The JSON contract (triage-schema.md for diagnose).
+    Json,
+    /// For pasting into an upstream issue.
+    Markdown,
+    /// A standalone page.
+    Html,
+}
+
+/// When to colour text output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// Colour when writing to a terminal and `NO_COLOR` is unset.
+    Auto,
+    /// Always colour.
+    Always,
+    /// Never colour.
+    Never,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DiagnoseArgs {
+    /// Log files (one per rank or node is fine), `-` for stdin; `.gz` and `.zst` are decompressed.
+    /// With none, reads stdin.
+    pub logs: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Extra rule folders, added to the built-in knowledge base.
+    #[arg(long = "kb", value_name = "DIR")]
+    pub kb: Vec<PathBuf>,
+    /// A `rosetta env --format json` file of the machine that crashed: its facts become evidence.
+    #[arg(long, value_name = "FILE")]
+    pub env: Option<PathBuf>,
+    /// Remove tokens, keys, IPs, hostnames and home paths from the report.
+    #[arg(long)]
+    pub redact: bool,
+    /// How many causes to show in text output.
+    #[arg(long, default_value_t = 5)]
+    pub top: usize,
+    /// When to use colour.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct EnvArgs {
+    /// The Python interpreter whose environment to inspect (default: `python3` on PATH, or the active venv).
+    #[arg(long, value_name = "PATH")]
+    pub python: Option<PathBuf>,
+    /// A site-packages folder to inspect instead of asking an interpreter.
+    #[arg(long, value_name = "DIR", conflicts_with = "python")]
+    pub site_packages: Option<PathBuf>,
+    /// Scan these `.so` files or folders instead of a Python environment.
+    #[arg(long, value_name = "PATH", num_args = 1..)]
+    pub scan: Vec<PathBuf>,
+    /// Judge libraries against these GPU archs (e.g. `sm_120`, `12.0`) as well as the GPUs present.
+    #[arg(long, value_name = "ARCH")]
+    pub gpu: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// When to use colour.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct VersionsArgs {
+    /// The package, e.g. `transformers`.
+    pub package: String,
+    /// Which releases register this transformers model type.
+    #[arg(long, value_name = "TYPE")]
+    pub has_model_type: Option<String>,
+    /// Which releases contain this path inside the wheel.
+    #[arg(long, value_name = "PATH")]
+    pub has_path: Option<String>,
+    /// Print the table model type -> first release (what `diagnose` embeds).
+    #[arg(long)]
+    pub model_types: bool,
+    /// The index's simple API URL (default: PIP_INDEX_URL, UV_INDEX_URL, pip config files, then pip's own default).
+    #[arg(long, value_name = "URL")]
+    pub index_url: Option<String>,
+    /// Answer from the cache only; never touch the network.
+    #[arg(long)]
+    pub offline: bool,
+    /// Where to keep the cache (default: the platform cache folder).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Parallel requests.
+    #[arg(long, default_value_t = 8)]
+    pub jobs: usize,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ConfigArgs {
+    /// A config.json, a model folder, or a Hugging Face cache path.
+    pub model: PathBuf,
+    /// The transformers version to check against (default: the one in the active Python environment).
+    #[arg(long, value_name = "VERSION")]
+    pub transformers: Option<String>,
+    /// The context length you intend to serve.
+    #[arg(long, value_name = "TOKENS")]
+    pub context_length: Option<u64>,
+    /// The GPU arch you intend to run on (e.g. `sm_120`).
+    #[arg(long, value_name = "ARCH")]
+    pub gpu: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+/// Parses the command line and runs the subcommand.
+pub fn parse_and_run() -> Outcome {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Diagnose(a) => commands::diagnose::run(a),
+        Command::Env(a) => commands::env::run(a),
+        Command::Versions(a) => commands::versions::run(a),
+        Command::Config(a) => commands::config::run(a),
+    }
+}

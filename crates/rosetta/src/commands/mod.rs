@@ -1,0 +1,7 @@
+//! One file per subcommand: resolve flags into what the libraries take, call
+//! them, render the result to stdout.
+
+pub mod config;
+pub mod diagnose;
+pub mod env;
+pub mod versions;
