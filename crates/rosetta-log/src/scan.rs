@@ -211,6 +211,12 @@ const CONTEXT_WORDS: &[&str] = &[
     "Shutting down",
     "exit",
     "Exit",
+    "comput",
+    "prompt",
+    "chunk",
+    "eval",
+    "step",
+    "messages",
 ];
 
 /// What one hit word says about its line.
