@@ -55,7 +55,12 @@ pub struct Context<'a> {
 }
 
 fn arch_number(arch: &str) -> Option<u32> {
-    let d: String = arch.trim_start_matches("sm_").trim_start_matches("sm").chars().take_while(|c| c.is_ascii_digit()).collect();
+    let d: String = arch
+        .trim_start_matches("sm_")
+        .trim_start_matches("sm")
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
     if arch.starts_with("sm") {
         d.parse().ok()
     } else {
@@ -66,7 +71,11 @@ fn arch_number(arch: &str) -> Option<u32> {
 impl<'a> Context<'a> {
     /// Builds the rules' view of the facts.
     pub fn new(log: &'a LogFacts, machine: Option<&'a Machine>) -> Context<'a> {
-        let file_names: Vec<String> = log.inputs.iter().map(|i| i.name.display().to_string()).collect();
+        let file_names: Vec<String> = log
+            .inputs
+            .iter()
+            .map(|i| i.name.display().to_string())
+            .collect();
         let multi_input = log.inputs.len() > 1;
         let ev = |source: usize, line: u64, text: String| Evidence {
             line: Some(line),
@@ -74,7 +83,11 @@ impl<'a> Context<'a> {
             text,
         };
         let mut seen = HashSet::new();
-        let lines: Vec<&Record> = log.records.iter().filter(|r| seen.insert((r.template, r.source))).collect();
+        let lines: Vec<&Record> = log
+            .records
+            .iter()
+            .filter(|r| seen.insert((r.template, r.source)))
+            .collect();
 
         let table = GpuTable::embedded();
         let mut gpu_archs: Vec<(String, Evidence)> = Vec::new();
@@ -82,7 +95,10 @@ impl<'a> Context<'a> {
             if let Some(info) = table.lookup(&g.value) {
                 if let Some(arch) = info.arch() {
                     if !gpu_archs.iter().any(|(a, _)| *a == arch) {
-                        gpu_archs.push((arch.clone(), ev(g.source, g.line, format!("GPU {} = {}", g.value, arch))));
+                        gpu_archs.push((
+                            arch.clone(),
+                            ev(g.source, g.line, format!("GPU {} = {}", g.value, arch)),
+                        ));
                     }
                 }
             }
@@ -90,24 +106,51 @@ impl<'a> Context<'a> {
         for cc in &log.extracted.compute_capabilities {
             if let Some(arch) = crate::tables::cc_to_sm(&cc.value) {
                 if !gpu_archs.iter().any(|(a, _)| *a == arch) {
-                    gpu_archs.push((arch.clone(), ev(cc.source, cc.line, format!("compute capability {} = {}", cc.value, arch))));
+                    gpu_archs.push((
+                        arch.clone(),
+                        ev(
+                            cc.source,
+                            cc.line,
+                            format!("compute capability {} = {}", cc.value, arch),
+                        ),
+                    ));
                 }
             }
         }
         if let Some(m) = machine {
             for (name, arch) in &m.gpus {
                 if !gpu_archs.iter().any(|(a, _)| a == arch) {
-                    gpu_archs.push((arch.clone(), Evidence { line: None, file: None, text: format!("GPU {name} = {arch} (rosetta env)") }));
+                    gpu_archs.push((
+                        arch.clone(),
+                        Evidence {
+                            line: None,
+                            file: None,
+                            text: format!("GPU {name} = {arch} (rosetta env)"),
+                        },
+                    ));
                 }
             }
         }
         let mut versions: BTreeMap<String, (String, Option<Evidence>)> = BTreeMap::new();
         for (k, v) in &log.extracted.versions {
-            versions.insert(k.clone(), (v.value.clone(), Some(ev(v.source, v.line, format!("{k} {}", v.value)))));
+            versions.insert(
+                k.clone(),
+                (
+                    v.value.clone(),
+                    Some(ev(v.source, v.line, format!("{k} {}", v.value))),
+                ),
+            );
         }
         if let Some(m) = machine {
             for (k, v) in &m.packages {
-                versions.entry(k.clone()).or_insert((v.clone(), Some(Evidence { line: None, file: None, text: format!("{k} {v} installed (rosetta env)") })));
+                versions.entry(k.clone()).or_insert((
+                    v.clone(),
+                    Some(Evidence {
+                        line: None,
+                        file: None,
+                        text: format!("{k} {v} installed (rosetta env)"),
+                    }),
+                ));
             }
         }
         let (failure_text, frames_text) = match log.failure_incident() {
@@ -123,18 +166,47 @@ impl<'a> Context<'a> {
                     t.push('\n');
                     t.push_str(c);
                 }
-                let frames = inc.frames.iter().map(|f| format!("{} {} {}", f.file, f.function, f.code.as_deref().unwrap_or(""))).collect();
+                let frames = inc
+                    .frames
+                    .iter()
+                    .map(|f| {
+                        format!(
+                            "{} {} {}",
+                            f.file,
+                            f.function,
+                            f.code.as_deref().unwrap_or("")
+                        )
+                    })
+                    .collect();
                 (t, frames)
             }
-            None => (log.failure.as_ref().map(|f| f.message.clone()).unwrap_or_default(), Vec::new()),
+            None => (
+                log.failure
+                    .as_ref()
+                    .map(|f| f.message.clone())
+                    .unwrap_or_default(),
+                Vec::new(),
+            ),
         };
-        Context { log, machine, lines, gpu_archs, versions, failure_text, frames_text, file_names, multi_input }
+        Context {
+            log,
+            machine,
+            lines,
+            gpu_archs,
+            versions,
+            failure_text,
+            frames_text,
+            file_names,
+            multi_input,
+        }
     }
 
     fn evidence(&self, source: usize, line: u64, text: &str) -> Evidence {
         Evidence {
             line: Some(line),
-            file: self.multi_input.then(|| self.file_names.get(source).cloned().unwrap_or_default()),
+            file: self
+                .multi_input
+                .then(|| self.file_names.get(source).cloned().unwrap_or_default()),
             text: text.trim().chars().take(300).collect(),
         }
     }
@@ -146,7 +218,10 @@ impl<'a> Context<'a> {
 
     /// A line matching `re`: the first one at or before the failure, else the first.
     fn find_line(&self, re: &Regex) -> Option<(&'a Record, Captures<'a>)> {
-        let limit = self.log.failure_incident().map(|i| (i.source, i.end_line + 12));
+        let limit = self
+            .log
+            .failure_incident()
+            .map(|i| (i.source, i.end_line + 12));
         let mut first: Option<(&'a Record, Captures<'a>)> = None;
         for r in &self.lines {
             if let Some(c) = re.captures(r.message()) {
@@ -167,7 +242,12 @@ impl<'a> Context<'a> {
     }
 
     fn arg_true(&self, key: &str) -> bool {
-        self.arg(key).is_some_and(|v| matches!(v.value.to_ascii_lowercase().as_str(), "true" | "1" | "yes" | "on"))
+        self.arg(key).is_some_and(|v| {
+            matches!(
+                v.value.to_ascii_lowercase().as_str(),
+                "true" | "1" | "yes" | "on"
+            )
+        })
     }
 
     /// A derived fact, with the evidence for it.
@@ -180,13 +260,21 @@ impl<'a> Context<'a> {
                 let p = &log.extracted.positions;
                 let mut ev = Vec::new();
                 if let Some(l) = &p.limit {
-                    ev.push(self.evidence(l.source, l.line, &format!("position limit {}", l.value)));
+                    ev.push(self.evidence(
+                        l.source,
+                        l.line,
+                        &format!("position limit {}", l.value),
+                    ));
                 }
                 if let Some(s) = &p.max_seen {
                     ev.push(self.evidence(s.source, s.line, &format!("position {} used", s.value)));
                 }
                 if let Some(pl) = &p.planned {
-                    ev.push(self.evidence(pl.source, pl.line, &format!("prompt + new tokens = {}", pl.value)));
+                    ev.push(self.evidence(
+                        pl.source,
+                        pl.line,
+                        &format!("prompt + new tokens = {}", pl.value),
+                    ));
                 }
                 if let Some(w) = &p.exceeded_warning {
                     ev.push(self.evidence(w.source, w.line, &w.value));
@@ -194,14 +282,45 @@ impl<'a> Context<'a> {
                 (p.overflow(), ev)
             }
             "multi-rank" => {
-                let tp = ["tp_size", "dp_size", "ep_size", "pp_size", "world_size", "nproc_per_node"].iter().any(|k| self.arg(k).is_some_and(|v| v.value.parse::<u32>().is_ok_and(|n| n > 1)));
-                (tp || f.is_some_and(|f| f.ranks.len() > 1) || log.records.iter().any(|r| r.prefix.effective_rank().is_some_and(|x| x > 0)), vec![])
+                let tp = [
+                    "tp_size",
+                    "dp_size",
+                    "ep_size",
+                    "pp_size",
+                    "world_size",
+                    "nproc_per_node",
+                ]
+                .iter()
+                .any(|k| {
+                    self.arg(k)
+                        .is_some_and(|v| v.value.parse::<u32>().is_ok_and(|n| n > 1))
+                });
+                (
+                    tp || f.is_some_and(|f| f.ranks.len() > 1)
+                        || log
+                            .records
+                            .iter()
+                            .any(|r| r.prefix.effective_rank().is_some_and(|x| x > 0)),
+                    vec![],
+                )
             }
-            "cuda-graph-on" => (!(self.arg_true("disable_cuda_graph") || self.arg_true("enforce_eager")), vec![]),
-            "traceback" => (log.failure_incident().is_some_and(|i| !i.frames.is_empty()), vec![]),
+            "cuda-graph-on" => (
+                !(self.arg_true("disable_cuda_graph") || self.arg_true("enforce_eager")),
+                vec![],
+            ),
+            "traceback" => (
+                log.failure_incident().is_some_and(|i| !i.frames.is_empty()),
+                vec![],
+            ),
             "serving" | "ready-before-failure" => {
                 let Some(f) = f else { return (false, vec![]) };
-                let ready = log.milestones.iter().find(|m| m.source == f.source && m.line < f.line && (m.label == "ready" || (name == "serving" && matches!(m.label, "decode" | "prefill" | "request" | "serving"))));
+                let ready = log.milestones.iter().find(|m| {
+                    m.source == f.source
+                        && m.line < f.line
+                        && (m.label == "ready"
+                            || (name == "serving"
+                                && matches!(m.label, "decode" | "prefill" | "request" | "serving")))
+                });
                 match ready {
                     Some(m) => (true, vec![self.evidence(m.source, m.line, m.label)]),
                     None => (false, vec![]),
@@ -209,18 +328,41 @@ impl<'a> Context<'a> {
             }
             "new-arch" => self.arch_fact(|n| n >= 100),
             "old-arch" => self.arch_fact(|n| n <= 75),
-            "gpu-known" => (!self.gpu_archs.is_empty(), self.gpu_archs.iter().map(|(_, e)| e.clone()).take(1).collect()),
+            "gpu-known" => (
+                !self.gpu_archs.is_empty(),
+                self.gpu_archs
+                    .iter()
+                    .map(|(_, e)| e.clone())
+                    .take(1)
+                    .collect(),
+            ),
             "amd" => {
-                let gfx = self.gpu_archs.iter().any(|(a, _)| a.starts_with("gfx")) || log.extracted.arch_mentions.iter().any(|a| a.value.starts_with("gfx"));
-                let hip = self.failure_text.contains("HIP") || self.failure_text.contains("hip") || self.failure_text.contains("ROCm");
+                let gfx = self.gpu_archs.iter().any(|(a, _)| a.starts_with("gfx"))
+                    || log
+                        .extracted
+                        .arch_mentions
+                        .iter()
+                        .any(|a| a.value.starts_with("gfx"));
+                let hip = self.failure_text.contains("HIP")
+                    || self.failure_text.contains("hip")
+                    || self.failure_text.contains("ROCm");
                 (gfx || hip, vec![])
             }
             "model-type-unknown" => {
                 let table = ModelTypeTable::embedded();
-                let Some((tv, tev)) = self.versions.get("transformers") else { return (false, vec![]) };
+                let Some((tv, tev)) = self.versions.get("transformers") else {
+                    return (false, vec![]);
+                };
                 for mt in &log.extracted.model_types {
                     if let Known::NotYet { first } = table.knows(&mt.value, tv) {
-                        let mut ev = vec![self.evidence(mt.source, mt.line, &format!("model type {} first appears in transformers {first}", mt.value))];
+                        let mut ev = vec![self.evidence(
+                            mt.source,
+                            mt.line,
+                            &format!(
+                                "model type {} first appears in transformers {first}",
+                                mt.value
+                            ),
+                        )];
                         ev.extend(tev.clone());
                         return (true, ev);
                     }
@@ -228,14 +370,43 @@ impl<'a> Context<'a> {
                 (false, vec![])
             }
             "env:no-code-for-gpu" => match self.machine {
-                Some(m) if !m.no_code.is_empty() => (true, m.no_code.iter().take(3).map(|(lib, pkg, arch, have)| Evidence { line: None, file: None, text: format!("{lib} ({pkg}) has no code for {arch}; it carries {}", have.join(", ")) }).collect()),
+                Some(m) if !m.no_code.is_empty() => (
+                    true,
+                    m.no_code
+                        .iter()
+                        .take(3)
+                        .map(|(lib, pkg, arch, have)| Evidence {
+                            line: None,
+                            file: None,
+                            text: format!(
+                                "{lib} ({pkg}) has no code for {arch}; it carries {}",
+                                have.join(", ")
+                            ),
+                        })
+                        .collect(),
+                ),
                 _ => (false, vec![]),
             },
-            "env:torch-cuda-newer-than-driver" => match self.machine.and_then(|m| m.torch_cuda_newer_than_driver.as_ref()) {
-                Some((t, d)) => (true, vec![Evidence { line: None, file: None, text: format!("torch built for CUDA {t}, driver supports CUDA {d} (rosetta env)") }]),
+            "env:torch-cuda-newer-than-driver" => match self
+                .machine
+                .and_then(|m| m.torch_cuda_newer_than_driver.as_ref())
+            {
+                Some((t, d)) => (
+                    true,
+                    vec![Evidence {
+                        line: None,
+                        file: None,
+                        text: format!(
+                            "torch built for CUDA {t}, driver supports CUDA {d} (rosetta env)"
+                        ),
+                    }],
+                ),
                 None => (false, vec![]),
             },
-            "cascade-ranks" => (f.is_some_and(|f| f.ranks.len() > 1) || log.incidents.len() > 1, vec![]),
+            "cascade-ranks" => (
+                f.is_some_and(|f| f.ranks.len() > 1) || log.incidents.len() > 1,
+                vec![],
+            ),
             _ => (false, vec![]),
         }
     }
@@ -259,12 +430,14 @@ impl<'a> Context<'a> {
         let take = |c: &Captures, re: &Regex, vars: &mut HashMap<String, String>| {
             for name in re.capture_names().flatten() {
                 if let Some(m) = c.name(name) {
-                    vars.entry(name.to_string()).or_insert_with(|| m.as_str().to_string());
+                    vars.entry(name.to_string())
+                        .or_insert_with(|| m.as_str().to_string());
                 }
             }
             for i in 1..c.len() {
                 if let Some(m) = c.get(i) {
-                    vars.entry(i.to_string()).or_insert_with(|| m.as_str().to_string());
+                    vars.entry(i.to_string())
+                        .or_insert_with(|| m.as_str().to_string());
                 }
             }
         };
@@ -274,12 +447,22 @@ impl<'a> Context<'a> {
         if !w.phase.is_empty() && !f.is_some_and(|f| w.phase.contains(&f.phase)) {
             return None;
         }
-        if !w.framework.is_empty() && !log.extracted.framework.as_ref().is_some_and(|fw| w.framework.iter().any(|x| x == fw)) {
+        if !w.framework.is_empty()
+            && !log
+                .extracted
+                .framework
+                .as_ref()
+                .is_some_and(|fw| w.framework.iter().any(|x| x == fw))
+        {
             return None;
         }
         if !w.exception.is_empty() {
             let ex = log.failure_incident().and_then(|i| i.exception.as_ref());
-            if !ex.is_some_and(|e| w.exception.iter().any(|x| x == e.short_type() || *x == e.type_name)) {
+            if !ex.is_some_and(|e| {
+                w.exception
+                    .iter()
+                    .any(|x| x == e.short_type() || *x == e.type_name)
+            }) {
                 return None;
             }
         }
@@ -289,7 +472,11 @@ impl<'a> Context<'a> {
             ev.extend(self.failure_evidence());
         }
         if let Some(re) = &rule.frames {
-            let hit = self.frames_text.iter().rev().find_map(|t| re.captures(t).map(|c| (t, c)));
+            let hit = self
+                .frames_text
+                .iter()
+                .rev()
+                .find_map(|t| re.captures(t).map(|c| (t, c)));
             let (t, c) = hit?;
             take(&c, re, &mut vars);
             if let Some(inc) = log.failure_incident() {
@@ -297,12 +484,19 @@ impl<'a> Context<'a> {
             }
         }
         if !w.gpu_arch.is_empty() {
-            let m = self.gpu_archs.iter().find(|(a, _)| w.gpu_arch.iter().any(|p| arch_matches(p, a)))?;
+            let m = self
+                .gpu_archs
+                .iter()
+                .find(|(a, _)| w.gpu_arch.iter().any(|p| arch_matches(p, a)))?;
             vars.insert("gpu_arch".into(), m.0.clone());
             ev.push(m.1.clone());
         }
         if !w.model_type.is_empty() {
-            let mt = log.extracted.model_types.iter().find(|m| w.model_type.contains(&m.value))?;
+            let mt = log
+                .extracted
+                .model_types
+                .iter()
+                .find(|m| w.model_type.contains(&m.value))?;
             vars.insert("model_type".into(), mt.value.clone());
             ev.push(self.evidence(mt.source, mt.line, &format!("model type {}", mt.value)));
         }
@@ -315,7 +509,12 @@ impl<'a> Context<'a> {
             ev.push(self.evidence(a.source, a.line, &format!("{key}={}", a.value)));
         }
         for key in &w.no_args {
-            if self.arg(key).is_some_and(|v| !matches!(v.value.to_ascii_lowercase().as_str(), "false" | "0" | "none" | "no")) {
+            if self.arg(key).is_some_and(|v| {
+                !matches!(
+                    v.value.to_ascii_lowercase().as_str(),
+                    "false" | "0" | "none" | "no"
+                )
+            }) {
                 return None;
             }
         }
@@ -334,7 +533,10 @@ impl<'a> Context<'a> {
             ev.push(self.evidence(r.source, r.line, r.message()));
         }
         if !rule.any_lines.is_empty() {
-            let (r, c, re) = rule.any_lines.iter().find_map(|re| self.find_line(re).map(|(r, c)| (r, c, re)))?;
+            let (r, c, re) = rule
+                .any_lines
+                .iter()
+                .find_map(|re| self.find_line(re).map(|(r, c)| (r, c, re)))?;
             take(&c, re, &mut vars);
             ev.push(self.evidence(r.source, r.line, r.message()));
         }
@@ -357,7 +559,12 @@ impl<'a> Context<'a> {
         }
         if let Some(spec) = &rule.model_type_since {
             let table = ModelTypeTable::embedded();
-            let mut candidates: Vec<String> = log.extracted.model_types.iter().map(|m| m.value.clone()).collect();
+            let mut candidates: Vec<String> = log
+                .extracted
+                .model_types
+                .iter()
+                .map(|m| m.value.clone())
+                .collect();
             if let Some(c) = vars.get("model_type") {
                 candidates.insert(0, c.clone());
             }
@@ -371,27 +578,40 @@ impl<'a> Context<'a> {
         }
         // Values templates may use.
         if let Some(f) = f {
-            vars.entry("class".into()).or_insert_with(|| f.class.to_string());
-            vars.entry("phase".into()).or_insert_with(|| f.phase.to_string());
+            vars.entry("class".into())
+                .or_insert_with(|| f.class.to_string());
+            vars.entry("phase".into())
+                .or_insert_with(|| f.phase.to_string());
         }
         if let Some((a, e)) = self.gpu_archs.first() {
             vars.entry("gpu_arch".into()).or_insert_with(|| a.clone());
-            vars.entry("gpu".into()).or_insert_with(|| e.text.trim_start_matches("GPU ").split(" = ").next().unwrap_or("").to_string());
+            vars.entry("gpu".into()).or_insert_with(|| {
+                e.text
+                    .trim_start_matches("GPU ")
+                    .split(" = ")
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            });
         }
         if let Some(mt) = log.extracted.model_types.first() {
-            vars.entry("model_type".into()).or_insert_with(|| mt.value.clone());
+            vars.entry("model_type".into())
+                .or_insert_with(|| mt.value.clone());
         }
         if let Some(mt) = vars.get("model_type").cloned() {
             if let Some(first) = ModelTypeTable::embedded().first_release(&mt) {
-                vars.entry("first_release".into()).or_insert_with(|| first.to_string());
+                vars.entry("first_release".into())
+                    .or_insert_with(|| first.to_string());
             }
         }
         let p = &log.extracted.positions;
         if let Some(l) = &p.limit {
-            vars.entry("limit".into()).or_insert_with(|| l.value.to_string());
+            vars.entry("limit".into())
+                .or_insert_with(|| l.value.to_string());
         }
         if let Some(s) = &p.max_seen {
-            vars.entry("max_position".into()).or_insert_with(|| s.value.to_string());
+            vars.entry("max_position".into())
+                .or_insert_with(|| s.value.to_string());
         }
         if let Some(m) = self.machine {
             if let Some((lib, pkg, _, _)) = m.no_code.first() {
@@ -400,12 +620,18 @@ impl<'a> Context<'a> {
             }
         }
         for (k, a) in &log.extracted.args {
-            vars.entry(format!("arg:{k}")).or_insert_with(|| a.value.clone());
+            vars.entry(format!("arg:{k}"))
+                .or_insert_with(|| a.value.clone());
         }
         for (k, (v, _)) in &self.versions {
-            vars.entry(format!("version:{k}")).or_insert_with(|| v.clone());
+            vars.entry(format!("version:{k}"))
+                .or_insert_with(|| v.clone());
         }
-        Some(Firing { rule, evidence: ev, vars })
+        Some(Firing {
+            rule,
+            evidence: ev,
+            vars,
+        })
     }
 }
 
@@ -425,9 +651,12 @@ pub fn fill(template: &str, vars: &HashMap<String, String>) -> String {
         out.push_str(&rest[..i]);
         let after = &rest[i + 1..];
         match after.find('}') {
-            Some(j) if !after[..j].contains(' ') && j > 0 => {
-                let key = &after[..j];
-                out.push_str(vars.get(key).map(String::as_str).unwrap_or("?"));
+            Some(j) if j > 0 && !after[..j].split('|').next().unwrap_or(" ").contains(' ') => {
+                let (key, default) = match after[..j].split_once('|') {
+                    Some((k, d)) => (k, d),
+                    None => (&after[..j], "?"),
+                };
+                out.push_str(vars.get(key).map(String::as_str).unwrap_or(default));
                 rest = &after[j + 1..];
             }
             _ => {
@@ -447,6 +676,15 @@ pub struct Scored {
     pub hypotheses: Vec<Hypothesis>,
     /// Notes from fired rules (deduplicated), with the line they are about.
     pub notes: Vec<(String, Option<u64>)>,
+}
+
+/// The ids of the rules that fire on these facts.
+pub fn fired<'k>(kb: &'k KnowledgeBase, ctx: &Context) -> Vec<&'k str> {
+    kb.rules
+        .iter()
+        .filter(|r| ctx.eval(r).is_some())
+        .map(|r| r.id())
+        .collect()
 }
 
 /// Evaluates every rule and scores the causes.
@@ -479,21 +717,36 @@ pub fn diagnose(kb: &KnowledgeBase, ctx: &Context) -> Scored {
     }
     let mut rows: Vec<(f64, f64, Cause, Vec<&Firing>)> = Vec::new();
     for (cause, mut fs) in by_cause {
-        fs.sort_by(|a, b| b.rule.def.weight.partial_cmp(&a.rule.def.weight).unwrap_or(std::cmp::Ordering::Equal));
+        fs.sort_by(|a, b| {
+            b.rule
+                .def
+                .weight
+                .partial_cmp(&a.rule.def.weight)
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
         let miss: f64 = fs.iter().map(|f| 1.0 - f.rule.def.weight).product();
         let score = (1.0 - miss) * (1.0 - against.get(&cause).copied().unwrap_or(0.0));
         let top = fs[0].rule.def.weight;
         rows.push((score, top, cause, fs));
     }
     rows.retain(|r| r.0 > 0.0);
-    rows.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal).then(b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal)).then(a.2.cmp(&b.2)));
+    rows.sort_by(|a, b| {
+        b.0.partial_cmp(&a.0)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal))
+            .then(a.2.cmp(&b.2))
+    });
     let total: f64 = rows.iter().map(|r| r.0).sum();
     for (score, _, cause, fs) in rows {
         let best = fs[0];
         let mut evidence: Vec<Evidence> = Vec::new();
         for f in &fs {
             for e in &f.evidence {
-                if !evidence.iter().any(|x| x.line == e.line && x.text == e.text) && evidence.len() < 8 {
+                if !evidence
+                    .iter()
+                    .any(|x| x.line == e.line && x.text == e.text)
+                    && evidence.len() < 8
+                {
                     evidence.push(e.clone());
                 }
             }
@@ -523,7 +776,11 @@ pub fn diagnose(kb: &KnowledgeBase, ctx: &Context) -> Scored {
         scored.hypotheses.push(Hypothesis {
             cause,
             rule: best.rule.id().to_string(),
-            confidence: if total > 0.0 { (score / total * 100.0).round() / 100.0 } else { 0.0 },
+            confidence: if total > 0.0 {
+                (score / total * 100.0).round() / 100.0
+            } else {
+                0.0
+            },
             summary: fill(&best.rule.def.summary, &best.vars),
             why: best.rule.def.why.as_ref().map(|w| fill(w, &best.vars)),
             evidence,
@@ -538,7 +795,10 @@ pub fn diagnose(kb: &KnowledgeBase, ctx: &Context) -> Scored {
                 cause: Cause::Unknown,
                 rule: "no-rule-fired".into(),
                 confidence: 1.0,
-                summary: format!("no rule of the knowledge base explains a {} in {}", f.class, f.phase),
+                summary: format!(
+                    "no rule of the knowledge base explains a {} in {}",
+                    f.class, f.phase
+                ),
                 why: None,
                 evidence: ctx.failure_evidence().into_iter().collect(),
                 experiments: vec![],
@@ -559,7 +819,11 @@ mod tests {
     fn templates_fill_and_survive_braces() {
         let mut v = HashMap::new();
         v.insert("arg:tp_size".to_string(), "8".to_string());
-        assert_eq!(fill("tp={arg:tp_size} {missing} {not a key}", &v), "tp=8 ? {not a key}");
+        assert_eq!(
+            fill("tp={arg:tp_size} {missing} {not a key}", &v),
+            "tp=8 ? {not a key}"
+        );
+        assert_eq!(fill("{gpu_arch|this GPU}", &v), "this GPU");
     }
 
     #[test]

@@ -39,7 +39,10 @@ impl KnowledgeBase {
         collect(dir, &mut files)?;
         let n = files.len();
         for f in files {
-            let text = std::fs::read_to_string(&f).map_err(|source| KbError::Read { path: f.clone(), source })?;
+            let text = std::fs::read_to_string(&f).map_err(|source| KbError::Read {
+                path: f.clone(),
+                source,
+            })?;
             self.add(Rule::parse(&f, &text)?);
         }
         Ok(n)
@@ -55,7 +58,12 @@ impl KnowledgeBase {
 
     /// Literals the scanner should look for so that rule lines are kept.
     pub fn literals(&self) -> Vec<String> {
-        let mut out: Vec<String> = self.rules.iter().filter_map(|r| r.literals()).flatten().collect();
+        let mut out: Vec<String> = self
+            .rules
+            .iter()
+            .filter_map(|r| r.literals())
+            .flatten()
+            .collect();
         out.sort();
         out.dedup();
         out
@@ -63,12 +71,18 @@ impl KnowledgeBase {
 }
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), KbError> {
-    let meta = std::fs::metadata(dir).map_err(|source| KbError::Read { path: dir.to_path_buf(), source })?;
+    let meta = std::fs::metadata(dir).map_err(|source| KbError::Read {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     if meta.is_file() {
         out.push(dir.to_path_buf());
         return Ok(());
     }
-    let rd = std::fs::read_dir(dir).map_err(|source| KbError::Read { path: dir.to_path_buf(), source })?;
+    let rd = std::fs::read_dir(dir).map_err(|source| KbError::Read {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
     entries.sort();
     for p in entries {

@@ -7,6 +7,7 @@
 pub mod engine;
 pub mod error;
 mod kb;
+mod machine;
 pub mod report;
 pub mod rule;
 pub mod tables;

@@ -13,7 +13,14 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
     let ctx = Context::new(log, machine);
     let scored = engine::diagnose(kb, &ctx);
     let multi = log.inputs.len() > 1;
-    let file_of = |source: usize| multi.then(|| log.inputs.get(source).map(|i| i.name.display().to_string()).unwrap_or_default());
+    let file_of = |source: usize| {
+        multi.then(|| {
+            log.inputs
+                .get(source)
+                .map(|i| i.name.display().to_string())
+                .unwrap_or_default()
+        })
+    };
 
     let failure = log.failure.as_ref().map(|f| Failure {
         class: f.class,
@@ -28,7 +35,16 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
         asynchronous: f.asynchronous,
         sync_point: f.sync_point.clone(),
         phase_reason: f.phase_reason.clone(),
-        frames: f.frames.iter().map(|x| FrameRef { file: x.file.clone(), line: x.line, function: x.function.clone(), code: x.code.clone() }).collect(),
+        frames: f
+            .frames
+            .iter()
+            .map(|x| FrameRef {
+                file: x.file.clone(),
+                line: x.line,
+                function: x.function.clone(),
+                code: x.code.clone(),
+            })
+            .collect(),
     });
 
     // Timeline: consecutive milestones of the same label collapse into one step.
@@ -42,7 +58,14 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
             Some(last) if last.label == m.label => last.end_line = Some(m.line),
             _ => {
                 if timeline.len() < 64 {
-                    timeline.push(TimelineEntry { phase: m.phase, line: m.line, end_line: None, label: m.label.to_string(), time: m.time.clone(), failed: false });
+                    timeline.push(TimelineEntry {
+                        phase: m.phase,
+                        line: m.line,
+                        end_line: None,
+                        label: m.label.to_string(),
+                        time: m.time.clone(),
+                        failed: false,
+                    });
                 }
             }
         }
@@ -52,14 +75,27 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
             Phase::Unknown => f.class.to_string(),
             p => format!("{p}: {}", f.class),
         };
-        timeline.push(TimelineEntry { phase: f.phase, line: f.line, end_line: None, label, time: f.time.clone(), failed: true });
+        timeline.push(TimelineEntry {
+            phase: f.phase,
+            line: f.line,
+            end_line: None,
+            label,
+            time: f.time.clone(),
+            failed: true,
+        });
     }
 
     let mut notes: Vec<String> = Vec::new();
     let mut warnings: Vec<Warning> = log
         .warnings
         .iter()
-        .map(|w| Warning { text: w.text.clone(), count: w.count, ranks: w.ranks.clone(), line: w.line, note: None })
+        .map(|w| Warning {
+            text: w.text.clone(),
+            count: w.count,
+            ranks: w.ranks.clone(),
+            line: w.line,
+            note: None,
+        })
         .collect();
     for (text, line) in &scored.notes {
         let target = line.and_then(|l| warnings.iter_mut().find(|w| w.line == l));
@@ -80,7 +116,10 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
         }
     }
     if log.dropped > 0 {
-        notes.push(format!("{} repeated lines were counted but not kept (memory budget)", log.dropped));
+        notes.push(format!(
+            "{} repeated lines were counted but not kept (memory budget)",
+            log.dropped
+        ));
     }
 
     let table = crate::tables::GpuTable::embedded();
@@ -101,7 +140,19 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
         .collect();
     Report {
         rosetta: format!("rosetta {}", env!("CARGO_PKG_VERSION")),
-        inputs: log.inputs.iter().map(|i| Input { path: i.name.display().to_string(), lines: i.lines, bytes: i.bytes, note: i.read_error.as_ref().map(|e| format!("reading stopped early: {e}")) }).collect(),
+        inputs: log
+            .inputs
+            .iter()
+            .map(|i| Input {
+                path: i.name.display().to_string(),
+                lines: i.lines,
+                bytes: i.bytes,
+                note: i
+                    .read_error
+                    .as_ref()
+                    .map(|e| format!("reading stopped early: {e}")),
+            })
+            .collect(),
         failure,
         hypotheses: scored.hypotheses,
         notes,
@@ -110,10 +161,20 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
         warning_total: log.warning_total,
         facts: Facts {
             framework: log.extracted.framework.clone(),
-            versions: log.extracted.versions.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect(),
+            versions: log
+                .extracted
+                .versions
+                .iter()
+                .map(|(k, v)| (k.clone(), v.value.clone()))
+                .collect(),
             gpus,
             gpu_archs,
-            model_types: log.extracted.model_types.iter().map(|m| m.value.clone()).collect(),
+            model_types: log
+                .extracted
+                .model_types
+                .iter()
+                .map(|m| m.value.clone())
+                .collect(),
             args: log.extracted.args.len(),
         },
     }

@@ -134,19 +134,43 @@ pub struct When {
 /// The derived facts a rule may name.
 pub const FACTS: &[(&str, &str)] = &[
     ("asynchronous", "the CUDA error is reported asynchronously"),
-    ("position-overflow", "positions reach or pass the model's position limit"),
-    ("multi-rank", "more than one rank (tp/dp/ep > 1, or several ranks in the log)"),
-    ("cuda-graph-on", "CUDA graphs are on (not disabled, not eager)"),
+    (
+        "position-overflow",
+        "positions reach or pass the model's position limit",
+    ),
+    (
+        "multi-rank",
+        "more than one rank (tp/dp/ep > 1, or several ranks in the log)",
+    ),
+    (
+        "cuda-graph-on",
+        "CUDA graphs are on (not disabled, not eager)",
+    ),
     ("traceback", "the failure has a Python traceback"),
-    ("serving", "the server was serving requests before the failure"),
-    ("ready-before-failure", "the server reached ready before the failure"),
+    (
+        "serving",
+        "the server was serving requests before the failure",
+    ),
+    (
+        "ready-before-failure",
+        "the server reached ready before the failure",
+    ),
     ("new-arch", "the GPU is sm_100 or newer"),
     ("old-arch", "the GPU is sm_75 or older"),
     ("amd", "the GPU is AMD (ROCm / HIP)"),
     ("gpu-known", "the GPU's arch is known"),
-    ("model-type-unknown", "a model type in the log is unknown to the transformers version in the log"),
-    ("env:no-code-for-gpu", "(--env) a CUDA library has no code for the GPU present"),
-    ("env:torch-cuda-newer-than-driver", "(--env) torch is built for a newer CUDA than the driver supports"),
+    (
+        "model-type-unknown",
+        "a model type in the log is unknown to the transformers version in the log",
+    ),
+    (
+        "env:no-code-for-gpu",
+        "(--env) a CUDA library has no code for the GPU present",
+    ),
+    (
+        "env:torch-cuda-newer-than-driver",
+        "(--env) torch is built for a newer CUDA than the driver supports",
+    ),
     ("cascade-ranks", "other ranks failed after the first one"),
 ];
 
@@ -213,7 +237,10 @@ fn compile(path: &Path, field: &str, pattern: &str) -> Result<Regex, KbError> {
     Regex::new(pattern).map_err(|e| KbError::Field {
         path: path.to_path_buf(),
         field: field.to_string(),
-        message: format!("invalid regex: {}", e.to_string().lines().last().unwrap_or("")),
+        message: format!(
+            "invalid regex: {}",
+            e.to_string().lines().last().unwrap_or("")
+        ),
     })
 }
 
@@ -239,16 +266,30 @@ impl Rule {
         };
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
         if !stem.is_empty() && stem != def.id {
-            return Err(field("id", format!("`{}` must equal the file name `{}`", def.id, stem)));
+            return Err(field(
+                "id",
+                format!("`{}` must equal the file name `{}`", def.id, stem),
+            ));
         }
-        if def.id.is_empty() || !def.id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
-            return Err(field("id", format!("`{}` must be kebab-case (a-z, 0-9, -)", def.id)));
+        if def.id.is_empty()
+            || !def
+                .id
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        {
+            return Err(field(
+                "id",
+                format!("`{}` must be kebab-case (a-z, 0-9, -)", def.id),
+            ));
         }
         if def.kind != Kind::Note && !(0.0..=1.0).contains(&def.weight) {
             return Err(field("weight", format!("{} is outside 0..1", def.weight)));
         }
         if def.kind != Kind::Note && def.weight == 0.0 {
-            return Err(field("weight", "a cause or against rule needs a weight above 0".into()));
+            return Err(field(
+                "weight",
+                "a cause or against rule needs a weight above 0".into(),
+            ));
         }
         if def.kind == Kind::Cause && def.summary.trim().is_empty() {
             return Err(field("summary", "a cause rule needs a summary".into()));
@@ -259,18 +300,58 @@ impl Rule {
         for f in def.when.facts.iter().chain(&def.when.not_facts) {
             if !FACTS.iter().any(|(n, _)| n == f) {
                 let valid: Vec<&str> = FACTS.iter().map(|(n, _)| *n).collect();
-                return Err(field("when.facts", format!("unknown fact `{f}` (valid: {})", valid.join(", "))));
+                return Err(field(
+                    "when.facts",
+                    format!("unknown fact `{f}` (valid: {})", valid.join(", ")),
+                ));
             }
         }
         let w = &def.when;
-        let message = w.message.as_deref().map(|p| compile(path, "when.message", p)).transpose()?;
-        let frames = w.frames.as_deref().map(|p| compile(path, "when.frames", p)).transpose()?;
-        let args = w.args.iter().map(|(k, p)| Ok((k.clone(), compile(path, &format!("when.args.{k}"), p)?))).collect::<Result<_, KbError>>()?;
-        let versions = w.versions.iter().map(|(k, s)| Ok((k.clone(), specifiers(path, &format!("when.versions.{k}"), s)?))).collect::<Result<_, KbError>>()?;
-        let model_type_since = w.model_type_since.as_deref().map(|s| specifiers(path, "when.model_type_since", s)).transpose()?;
-        let lines = w.lines.iter().map(|p| compile(path, "when.lines", p)).collect::<Result<_, _>>()?;
-        let any_lines = w.any_lines.iter().map(|p| compile(path, "when.any_lines", p)).collect::<Result<_, _>>()?;
-        let not_lines = w.not_lines.iter().map(|p| compile(path, "when.not_lines", p)).collect::<Result<_, _>>()?;
+        let message = w
+            .message
+            .as_deref()
+            .map(|p| compile(path, "when.message", p))
+            .transpose()?;
+        let frames = w
+            .frames
+            .as_deref()
+            .map(|p| compile(path, "when.frames", p))
+            .transpose()?;
+        let args = w
+            .args
+            .iter()
+            .map(|(k, p)| Ok((k.clone(), compile(path, &format!("when.args.{k}"), p)?)))
+            .collect::<Result<_, KbError>>()?;
+        let versions = w
+            .versions
+            .iter()
+            .map(|(k, s)| {
+                Ok((
+                    k.clone(),
+                    specifiers(path, &format!("when.versions.{k}"), s)?,
+                ))
+            })
+            .collect::<Result<_, KbError>>()?;
+        let model_type_since = w
+            .model_type_since
+            .as_deref()
+            .map(|s| specifiers(path, "when.model_type_since", s))
+            .transpose()?;
+        let lines = w
+            .lines
+            .iter()
+            .map(|p| compile(path, "when.lines", p))
+            .collect::<Result<_, _>>()?;
+        let any_lines = w
+            .any_lines
+            .iter()
+            .map(|p| compile(path, "when.any_lines", p))
+            .collect::<Result<_, _>>()?;
+        let not_lines = w
+            .not_lines
+            .iter()
+            .map(|p| compile(path, "when.not_lines", p))
+            .collect::<Result<_, _>>()?;
         Ok(Rule {
             path: path.to_path_buf(),
             def,
@@ -311,7 +392,10 @@ pub fn required_literals(pattern: &str) -> Option<Vec<String>> {
         let mut seq = ex.extract(&hir);
         seq.optimize_for_prefix_by_preference();
         if let Some(lits) = seq.literals() {
-            let words: Vec<String> = lits.iter().map(|l| String::from_utf8_lossy(l.as_bytes()).into_owned()).collect();
+            let words: Vec<String> = lits
+                .iter()
+                .map(|l| String::from_utf8_lossy(l.as_bytes()).into_owned())
+                .collect();
             if !words.is_empty() && words.iter().all(|w| w.len() >= 3) && words.len() <= 128 {
                 return Some(words);
             }
@@ -341,18 +425,31 @@ cost = "env"
 "#;
         let r = Rule::parse(Path::new("kb/rules/kernel-bug/x-rule.toml"), text).unwrap();
         assert_eq!(r.def.when.class, vec![FailureClass::IllegalMemoryAccess]);
-        assert_eq!(r.literals().unwrap(), vec!["illegal memory access".to_string()]);
+        assert_eq!(
+            r.literals().unwrap(),
+            vec!["illegal memory access".to_string()]
+        );
     }
 
     #[test]
     fn errors_name_file_field_and_valid_words() {
-        let e = Rule::parse(Path::new("a.toml"), "id = \"a\"\ncause = \"gpu-melted\"\nweight = 0.1\nsummary = \"s\"").unwrap_err().to_string();
+        let e = Rule::parse(
+            Path::new("a.toml"),
+            "id = \"a\"\ncause = \"gpu-melted\"\nweight = 0.1\nsummary = \"s\"",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("a.toml") && e.contains("gpu-melted"), "{e}");
         let e = Rule::parse(Path::new("b.toml"), "id = \"b\"\ncause = \"kernel-bug\"\nweight = 0.1\nsummary = \"s\"\n[when]\nlines = [\"(\"]").unwrap_err().to_string();
         assert!(e.contains("when.lines") && e.contains("b.toml"), "{e}");
         let e = Rule::parse(Path::new("c.toml"), "id = \"c\"\ncause = \"kernel-bug\"\nweight = 0.1\nsummary = \"s\"\n[when]\nversions = { torch = \"~~2\" }").unwrap_err().to_string();
         assert!(e.contains("when.versions.torch"), "{e}");
-        let e = Rule::parse(Path::new("d.toml"), "id = \"other\"\ncause = \"kernel-bug\"\nweight = 0.1\nsummary = \"s\"").unwrap_err().to_string();
+        let e = Rule::parse(
+            Path::new("d.toml"),
+            "id = \"other\"\ncause = \"kernel-bug\"\nweight = 0.1\nsummary = \"s\"",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("file name"), "{e}");
     }
 

@@ -335,6 +335,7 @@ pub struct ScanOutput {
 /// The compiled scanner; cheap to share across threads.
 pub struct Scanner {
     ac: AhoCorasick,
+    errors: AhoCorasick,
     kinds: Vec<HitKind>,
     retained: AtomicUsize,
 }
@@ -367,8 +368,11 @@ impl Scanner {
             .match_kind(MatchKind::LeftmostFirst)
             .build(&pats)
             .unwrap_or_else(|_| AhoCorasick::new(SERVING).expect("static patterns build"));
+        let errors = AhoCorasick::new(ERROR_WORDS)
+            .unwrap_or_else(|_| AhoCorasick::new(["rror"]).expect("static pattern builds"));
         Scanner {
             ac,
+            errors,
             kinds,
             retained: AtomicUsize::new(0),
         }
@@ -522,12 +526,8 @@ impl Scanner {
             if let HitKind::Serving(k) = kind {
                 p.serving.note(k, line_no + 1);
             } else {
-                let errorish = kind == HitKind::Error
-                    || (kind == HitKind::Context
-                        && self
-                            .ac
-                            .find_iter(&data[m.end()..line_end])
-                            .any(|m2| self.kinds[m2.pattern().as_usize()] == HitKind::Error));
+                let errorish =
+                    kind == HitKind::Error || self.errors.is_match(&data[line_start..line_end]);
                 self.keep(
                     source,
                     &data[line_start..line_end],

@@ -67,6 +67,9 @@ mod tests {
         assert!(!r.contains("10.1.2.3"), "{r}");
         assert!(!r.contains("alice"), "{r}");
         assert!(!r.contains("gpu-node-7"), "{r}");
-        assert_eq!(redact_str("CUDA error: device-side assert triggered"), "CUDA error: device-side assert triggered");
+        assert_eq!(
+            redact_str("CUDA error: device-side assert triggered"),
+            "CUDA error: device-side assert triggered"
+        );
     }
 }

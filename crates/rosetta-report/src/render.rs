@@ -31,7 +31,10 @@ pub struct Style {
 
 impl Default for Style {
     fn default() -> Self {
-        Style { color: false, top: 5 }
+        Style {
+            color: false,
+            top: 5,
+        }
     }
 }
 
@@ -64,7 +67,12 @@ impl Paint {
         self.s(AStyle::new().effects(Effects::BOLD), t)
     }
     fn bad(&self, t: &str) -> String {
-        self.s(AStyle::new().fg_color(Some(AnsiColor::Red.into())).effects(Effects::BOLD), t)
+        self.s(
+            AStyle::new()
+                .fg_color(Some(AnsiColor::Red.into()))
+                .effects(Effects::BOLD),
+            t,
+        )
     }
     fn dim(&self, t: &str) -> String {
         self.s(AStyle::new().effects(Effects::DIMMED), t)
@@ -97,7 +105,11 @@ fn ranks_text(ranks: &[u32]) -> String {
         while j + 1 < ranks.len() && ranks[j + 1] == ranks[j] + 1 {
             j += 1;
         }
-        out.push(if j > i { format!("{}-{}", ranks[i], ranks[j]) } else { ranks[i].to_string() });
+        out.push(if j > i {
+            format!("{}-{}", ranks[i], ranks[j])
+        } else {
+            ranks[i].to_string()
+        });
         i = j + 1;
     }
     out.join(",")
@@ -115,7 +127,12 @@ fn text(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
     let p = Paint { on: style.color };
     let Some(f) = &r.failure else {
         let lines: u64 = r.inputs.iter().map(|i| i.lines).sum();
-        writeln!(w, "{}  no failure found in {} lines", p.good(&p.head("OK")), lines)?;
+        writeln!(
+            w,
+            "{}  no failure found in {} lines",
+            p.good(&p.head("OK")),
+            lines
+        )?;
         for n in &r.notes {
             writeln!(w, "   note  {}", n)?;
         }
@@ -124,7 +141,12 @@ fn text(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
     let mut where_ = vec![f.class.to_string(), f.phase.to_string()];
     if let Some(rank) = f.rank {
         if f.ranks.len() > 1 {
-            where_.push(format!("rank {} first ({} ranks: {})", rank, f.ranks.len(), ranks_text(&f.ranks)));
+            where_.push(format!(
+                "rank {} first ({} ranks: {})",
+                rank,
+                f.ranks.len(),
+                ranks_text(&f.ranks)
+            ));
         } else {
             where_.push(format!("rank {rank}"));
         }
@@ -137,11 +159,26 @@ fn text(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
     writeln!(w, "         {}", cut(&f.message, 200))?;
     if f.asynchronous {
         match &f.sync_point {
-            Some(sp) => writeln!(w, "         {}", p.dim(&format!("asynchronous: raised at the sync point {}, not where the kernel failed", cut(sp, 120))))?,
-            None => writeln!(w, "         {}", p.dim("asynchronous: reported at a later API call, not where the kernel failed"))?,
+            Some(sp) => writeln!(
+                w,
+                "         {}",
+                p.dim(&format!(
+                    "asynchronous: raised at the sync point {}, not where the kernel failed",
+                    cut(sp, 120)
+                ))
+            )?,
+            None => writeln!(
+                w,
+                "         {}",
+                p.dim("asynchronous: reported at a later API call, not where the kernel failed")
+            )?,
         }
     }
-    writeln!(w, "         {}", p.dim(&format!("phase: {}", f.phase_reason)))?;
+    writeln!(
+        w,
+        "         {}",
+        p.dim(&format!("phase: {}", f.phase_reason))
+    )?;
     writeln!(w)?;
     if !r.hypotheses.is_empty() {
         writeln!(w, "{}", p.head("CAUSES"))?;
@@ -149,7 +186,10 @@ fn text(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
             hypothesis_text(i + 1, h, &p, w)?;
         }
         if r.hypotheses.len() > style.top {
-            let rest: Vec<String> = r.hypotheses[style.top..].iter().map(|h| format!("{} {:.2}", h.cause, h.confidence)).collect();
+            let rest: Vec<String> = r.hypotheses[style.top..]
+                .iter()
+                .map(|h| format!("{} {:.2}", h.cause, h.confidence))
+                .collect();
             writeln!(w, "   {}", p.dim(&format!("also: {}", rest.join(" · "))))?;
         }
         writeln!(w)?;
@@ -165,10 +205,23 @@ fn text(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
 }
 
 fn hypothesis_text(n: usize, h: &Hypothesis, p: &Paint, w: &mut dyn Write) -> io::Result<()> {
-    writeln!(w, " {} {:<18} {:.2}  {}", n, p.cause(h.cause.as_str()), h.confidence, cut(&h.summary, 110))?;
+    writeln!(
+        w,
+        " {} {:<18} {:.2}  {}",
+        n,
+        p.cause(h.cause.as_str()),
+        h.confidence,
+        cut(&h.summary, 110)
+    )?;
     for (i, e) in h.evidence.iter().take(4).enumerate() {
         let label = if i == 0 { "evidence" } else { "" };
-        writeln!(w, "     {:<9} {}: {}", label, line_ref(e.line, &e.file), cut(&e.text, 100))?;
+        writeln!(
+            w,
+            "     {:<9} {}: {}",
+            label,
+            line_ref(e.line, &e.file),
+            cut(&e.text, 100)
+        )?;
     }
     if let Some(why) = &h.why {
         writeln!(w, "     {:<9} {}", "why", cut(why, 160))?;
@@ -201,16 +254,42 @@ fn timeline_and_warnings(r: &Report, p: &Paint, w: &mut dyn Write) -> io::Result
     }
     if !r.warnings.is_empty() {
         writeln!(w)?;
-        writeln!(w, "{}", p.head(&format!("WARNINGS ({} distinct of {})", r.warnings.len(), r.warning_total)))?;
+        writeln!(
+            w,
+            "{}",
+            p.head(&format!(
+                "WARNINGS ({} distinct of {})",
+                r.warnings.len(),
+                r.warning_total
+            ))
+        )?;
         for wn in r.warnings.iter().take(12) {
-            let ranks = if wn.ranks.len() > 1 { format!(" ranks {}", ranks_text(&wn.ranks)) } else { String::new() };
-            writeln!(w, " {:>6}  ×{:<5} {}{}", wn.line, wn.count, cut(&wn.text, 110), p.dim(&ranks))?;
+            let ranks = if wn.ranks.len() > 1 {
+                format!(" ranks {}", ranks_text(&wn.ranks))
+            } else {
+                String::new()
+            };
+            writeln!(
+                w,
+                " {:>6}  ×{:<5} {}{}",
+                wn.line,
+                wn.count,
+                cut(&wn.text, 110),
+                p.dim(&ranks)
+            )?;
             if let Some(n) = &wn.note {
                 writeln!(w, "         {}", p.dim(&format!("note: {}", cut(n, 150))))?;
             }
         }
         if r.warnings.len() > 12 {
-            writeln!(w, "         {}", p.dim(&format!("… {} more (--format json lists all)", r.warnings.len() - 12)))?;
+            writeln!(
+                w,
+                "         {}",
+                p.dim(&format!(
+                    "… {} more (--format json lists all)",
+                    r.warnings.len() - 12
+                ))
+            )?;
         }
     }
     let lines: u64 = r.inputs.iter().map(|i| i.lines).sum();
@@ -220,7 +299,17 @@ fn timeline_and_warnings(r: &Report, p: &Paint, w: &mut dyn Write) -> io::Result
             writeln!(w, "{}", p.bad(&format!("input {}: {}", i.path, n)))?;
         }
     }
-    writeln!(w, "{}", p.dim(&format!("read {} lines ({}) from {} input(s) · {}", lines, human_bytes(bytes), r.inputs.len(), r.rosetta)))
+    writeln!(
+        w,
+        "{}",
+        p.dim(&format!(
+            "read {} lines ({}) from {} input(s) · {}",
+            lines,
+            human_bytes(bytes),
+            r.inputs.len(),
+            r.rosetta
+        ))
+    )
 }
 
 fn human_bytes(b: u64) -> String {
@@ -249,7 +338,11 @@ fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
         None => writeln!(w, "No failure found.")?,
         Some(f) => {
             let rank = f.rank.map(|r| format!(", rank {r}")).unwrap_or_default();
-            writeln!(w, "**Failure:** `{}` in `{}`{} at line {}", f.class, f.phase, rank, f.line)?;
+            writeln!(
+                w,
+                "**Failure:** `{}` in `{}`{} at line {}",
+                f.class, f.phase, rank, f.line
+            )?;
             writeln!(w)?;
             writeln!(w, "```")?;
             writeln!(w, "{}", cut(&f.message, 400))?;
@@ -265,14 +358,27 @@ fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
         writeln!(w, "| # | cause | confidence | summary | try |")?;
         writeln!(w, "|---|---|---|---|---|")?;
         for (i, h) in r.hypotheses.iter().take(style.top).enumerate() {
-            writeln!(w, "| {} | `{}` | {:.2} | {} | {} |", i + 1, h.cause, h.confidence, md_escape(&h.summary), md_escape(&h.experiments.first().cloned().unwrap_or_default()))?;
+            writeln!(
+                w,
+                "| {} | `{}` | {:.2} | {} | {} |",
+                i + 1,
+                h.cause,
+                h.confidence,
+                md_escape(&h.summary),
+                md_escape(&h.experiments.first().cloned().unwrap_or_default())
+            )?;
         }
         for (i, h) in r.hypotheses.iter().take(style.top).enumerate() {
             if h.evidence.is_empty() {
                 continue;
             }
             writeln!(w)?;
-            writeln!(w, "<details><summary>{}. {} — evidence</summary>", i + 1, h.cause)?;
+            writeln!(
+                w,
+                "<details><summary>{}. {} — evidence</summary>",
+                i + 1,
+                h.cause
+            )?;
             writeln!(w)?;
             writeln!(w, "```")?;
             for e in &h.evidence {
@@ -299,12 +405,28 @@ fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
     }
     if !r.timeline.is_empty() {
         writeln!(w)?;
-        let steps: Vec<String> = r.timeline.iter().map(|t| format!("{}{} (line {})", t.label, if t.failed { " ✗" } else { "" }, t.line)).collect();
+        let steps: Vec<String> = r
+            .timeline
+            .iter()
+            .map(|t| {
+                format!(
+                    "{}{} (line {})",
+                    t.label,
+                    if t.failed { " ✗" } else { "" },
+                    t.line
+                )
+            })
+            .collect();
         writeln!(w, "**Timeline:** {}", steps.join(" → "))?;
     }
     if !r.warnings.is_empty() {
         writeln!(w)?;
-        writeln!(w, "<details><summary>Warnings ({} distinct of {})</summary>", r.warnings.len(), r.warning_total)?;
+        writeln!(
+            w,
+            "<details><summary>Warnings ({} distinct of {})</summary>",
+            r.warnings.len(),
+            r.warning_total
+        )?;
         writeln!(w)?;
         writeln!(w, "```")?;
         for wn in r.warnings.iter().take(40) {
@@ -319,17 +441,29 @@ fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
 }
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
-    writeln!(w, "<!doctype html><html><head><meta charset=\"utf-8\"><title>rosetta diagnosis</title>")?;
+    writeln!(
+        w,
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>rosetta diagnosis</title>"
+    )?;
     writeln!(w, "<style>body{{font:14px/1.45 system-ui,sans-serif;max-width:980px;margin:2em auto;padding:0 1em}}code,pre{{font:12px ui-monospace,monospace}}pre{{background:#f6f6f6;padding:.6em;overflow:auto}}.fail{{color:#b00}}table{{border-collapse:collapse}}td,th{{border-bottom:1px solid #ddd;padding:.3em .6em;text-align:left;vertical-align:top}}</style></head><body>")?;
     writeln!(w, "<h1>rosetta diagnosis</h1>")?;
     match &r.failure {
         None => writeln!(w, "<p>No failure found.</p>")?,
         Some(f) => {
-            writeln!(w, "<h2 class=\"fail\">{} · {} · line {}</h2>", esc(f.class.as_str()), esc(f.phase.as_str()), f.line)?;
+            writeln!(
+                w,
+                "<h2 class=\"fail\">{} · {} · line {}</h2>",
+                esc(f.class.as_str()),
+                esc(f.phase.as_str()),
+                f.line
+            )?;
             writeln!(w, "<pre>{}</pre>", esc(&f.message))?;
             if f.asynchronous {
                 writeln!(w, "<p>Asynchronous: the traceback names a sync point{}, not the failing kernel.</p>", f.sync_point.as_ref().map(|s| format!(" (<code>{}</code>)", esc(s))).unwrap_or_default())?;
@@ -339,8 +473,22 @@ fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
     if !r.hypotheses.is_empty() {
         writeln!(w, "<h2>Causes</h2><table><tr><th>#</th><th>cause</th><th>confidence</th><th>summary and evidence</th><th>try</th></tr>")?;
         for (i, h) in r.hypotheses.iter().enumerate() {
-            let ev: String = h.evidence.iter().map(|e| format!("<br><code>{}: {}</code>", line_ref(e.line, &e.file), esc(&cut(&e.text, 200)))).collect();
-            let tries: String = h.experiments.iter().map(|x| format!("<li>{}</li>", esc(x))).collect();
+            let ev: String = h
+                .evidence
+                .iter()
+                .map(|e| {
+                    format!(
+                        "<br><code>{}: {}</code>",
+                        line_ref(e.line, &e.file),
+                        esc(&cut(&e.text, 200))
+                    )
+                })
+                .collect();
+            let tries: String = h
+                .experiments
+                .iter()
+                .map(|x| format!("<li>{}</li>", esc(x)))
+                .collect();
             writeln!(w, "<tr><td>{}</td><td><code>{}</code></td><td>{:.2}</td><td>{}{}</td><td><ul>{}</ul></td></tr>", i + 1, h.cause, h.confidence, esc(&h.summary), ev, tries)?;
         }
         writeln!(w, "</table>")?;
@@ -355,12 +503,27 @@ fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
     if !r.timeline.is_empty() {
         writeln!(w, "<h2>Timeline</h2><ol>")?;
         for t in &r.timeline {
-            writeln!(w, "<li{}>{} — line {}{}</li>", if t.failed { " class=\"fail\"" } else { "" }, esc(&t.label), t.line, t.time.as_ref().map(|x| format!(" ({})", esc(x))).unwrap_or_default())?;
+            writeln!(
+                w,
+                "<li{}>{} — line {}{}</li>",
+                if t.failed { " class=\"fail\"" } else { "" },
+                esc(&t.label),
+                t.line,
+                t.time
+                    .as_ref()
+                    .map(|x| format!(" ({})", esc(x)))
+                    .unwrap_or_default()
+            )?;
         }
         writeln!(w, "</ol>")?;
     }
     if !r.warnings.is_empty() {
-        writeln!(w, "<h2>Warnings ({} distinct of {})</h2><pre>", r.warnings.len(), r.warning_total)?;
+        writeln!(
+            w,
+            "<h2>Warnings ({} distinct of {})</h2><pre>",
+            r.warnings.len(),
+            r.warning_total
+        )?;
         for wn in &r.warnings {
             writeln!(w, "{:>6} ×{:<5} {}", wn.line, wn.count, esc(&wn.text))?;
         }

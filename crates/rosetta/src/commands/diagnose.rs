@@ -37,7 +37,15 @@ pub fn run(args: DiagnoseArgs) -> Outcome {
         ColorChoice::Auto => anstream::AutoStream::choice(&stdout) != anstream::ColorChoice::Never,
     };
     let mut out = std::io::BufWriter::new(stdout.lock());
-    rosetta_report::render(&report, format, Style { color, top: args.top }, &mut out)?;
+    rosetta_report::render(
+        &report,
+        format,
+        Style {
+            color,
+            top: args.top,
+        },
+        &mut out,
+    )?;
     out.flush()?;
     Ok(OK)
 }
