@@ -83,10 +83,15 @@ impl<'a> Context<'a> {
             text,
         };
         let mut seen = HashSet::new();
+        let elsewhere = |r: &Record| {
+            log.other_runs
+                .iter()
+                .any(|&(s, a, b)| r.source == s && a <= r.line && r.line <= b)
+        };
         let lines: Vec<&Record> = log
             .records
             .iter()
-            .filter(|r| seen.insert((r.template, r.source)))
+            .filter(|r| !elsewhere(r) && seen.insert((r.template, r.source)))
             .collect();
 
         let table = GpuTable::embedded();
@@ -211,6 +216,13 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// The message of the retained line at (source, line).
+    fn record_text(&self, source: usize, line: u64) -> Option<&'a str> {
+        let recs = &self.log.records;
+        let i = recs.partition_point(|r| (r.source, r.line) < (source, line));
+        recs.get(i).filter(|r| r.source == source && r.line == line).map(|r| r.message())
+    }
+
     fn failure_evidence(&self) -> Option<Evidence> {
         let f = self.log.failure.as_ref()?;
         Some(self.evidence(f.source, f.line, &f.message))
@@ -322,7 +334,10 @@ impl<'a> Context<'a> {
                                 && matches!(m.label, "decode" | "prefill" | "request" | "serving")))
                 });
                 match ready {
-                    Some(m) => (true, vec![self.evidence(m.source, m.line, m.label)]),
+                    Some(m) => {
+                        let text = self.record_text(m.source, m.line).unwrap_or(m.label);
+                        (true, vec![self.evidence(m.source, m.line, text)])
+                    }
                     None => (false, vec![]),
                 }
             }

@@ -115,7 +115,7 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
             notes.push(format!("the log holds {} runs (restarts or pasted attempts); this report is about the last one", f.run.1));
         }
     }
-    if log.dropped > 0 {
+    if log.dropped >= 100_000 {
         notes.push(format!(
             "{} repeated lines were counted but not kept (memory budget)",
             log.dropped

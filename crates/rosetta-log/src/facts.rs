@@ -166,6 +166,9 @@ pub struct LogFacts {
     pub serving: Vec<ServingStats>,
     /// Lines not retained (budget).
     pub dropped: u64,
+    /// Line ranges (source, first, last) of failures in other runs than the chosen one:
+    /// evidence for this failure must not come from there.
+    pub other_runs: Vec<(usize, u64, u64)>,
 }
 
 impl LogFacts {
@@ -190,7 +193,9 @@ impl LogFacts {
         let tbs = traceback::collect(&f.records);
         f.incidents = incidents(&f.records, &tbs);
         f.warnings = warnings(&templates, &mut f.warning_total);
-        f.failure = choose_failure(&f);
+        let (failure, other_runs) = choose_failure(&f);
+        f.failure = failure;
+        f.other_runs = other_runs;
         f
     }
 
@@ -561,8 +566,9 @@ fn warnings(
     out
 }
 
-/// Splits root incidents into runs (restarts) and picks the failure.
-fn choose_failure(f: &LogFacts) -> Option<Failure> {
+/// Splits root incidents into runs (restarts) and picks the failure; also
+/// returns the line ranges of root incidents that belong to other runs.
+fn choose_failure(f: &LogFacts) -> (Option<Failure>, Vec<(usize, u64, u64)>) {
     let order = |i: &Incident| (i.time.unwrap_or(f64::NAN), i.source, i.line);
     let mut roots: Vec<usize> = (0..f.incidents.len())
         .filter(|&i| f.incidents[i].role == Role::Root && f.incidents[i].strength >= 5)
@@ -609,6 +615,12 @@ fn choose_failure(f: &LogFacts) -> Option<Failure> {
             r.push(i);
         }
     }
+    let other_runs: Vec<(usize, u64, u64)> = runs
+        .iter()
+        .take(runs.len().saturating_sub(1))
+        .flatten()
+        .map(|&i| (f.incidents[i].source, f.incidents[i].line, f.incidents[i].end_line))
+        .collect();
     let (run_idx, chosen) = if let Some(run) = runs.last() {
         (runs.len() - 1, run[0])
     } else {
@@ -620,7 +632,7 @@ fn choose_failure(f: &LogFacts) -> Option<Failure> {
         };
         match pick(Role::Weak).or_else(|| pick(Role::Cascade)) {
             Some(i) => (0, i),
-            None => return wrong_output(f),
+            None => return (wrong_output(f), other_runs),
         }
     };
     let inc = &f.incidents[chosen];
@@ -651,7 +663,7 @@ fn choose_failure(f: &LogFacts) -> Option<Failure> {
     } else {
         None
     };
-    Some(Failure {
+    let failure = Failure {
         class: inc.class,
         phase,
         phase_reason,
@@ -668,7 +680,8 @@ fn choose_failure(f: &LogFacts) -> Option<Failure> {
         signals: inc.signals.clone(),
         incident: chosen,
         run: (run_idx, runs.len().max(1)),
-    })
+    };
+    (Some(failure), other_runs)
 }
 
 fn short_path(p: &str) -> String {
