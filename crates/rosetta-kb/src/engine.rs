@@ -220,7 +220,9 @@ impl<'a> Context<'a> {
     fn record_text(&self, source: usize, line: u64) -> Option<&'a str> {
         let recs = &self.log.records;
         let i = recs.partition_point(|r| (r.source, r.line) < (source, line));
-        recs.get(i).filter(|r| r.source == source && r.line == line).map(|r| r.message())
+        recs.get(i)
+            .filter(|r| r.source == source && r.line == line)
+            .map(|r| r.message())
     }
 
     fn failure_evidence(&self) -> Option<Evidence> {
@@ -521,6 +523,16 @@ impl<'a> Context<'a> {
                 return None;
             }
             vars.insert(format!("arg:{key}"), a.value.clone());
+            ev.push(self.evidence(a.source, a.line, &format!("{key}={}", a.value)));
+        }
+        if !rule.any_args.is_empty() {
+            let (key, a) = rule.any_args.iter().find_map(|(k, re)| {
+                self.arg(k)
+                    .filter(|a| re.is_match(&a.value))
+                    .map(|a| (k, a))
+            })?;
+            vars.insert("flag".into(), key.clone());
+            vars.insert("value".into(), a.value.clone());
             ev.push(self.evidence(a.source, a.line, &format!("{key}={}", a.value)));
         }
         for key in &w.no_args {

@@ -32,6 +32,13 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
         time: f.time.clone(),
         message: f.message.clone(),
         exception: f.exception.clone(),
+        surfaced: f
+            .surfaced
+            .as_ref()
+            .map(|(line, message)| rosetta_report::Surfaced {
+                line: *line,
+                message: message.clone(),
+            }),
         asynchronous: f.asynchronous,
         sync_point: f.sync_point.clone(),
         phase_reason: f.phase_reason.clone(),
@@ -49,9 +56,24 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
 
     // Timeline: consecutive milestones of the same label collapse into one step.
     let mut timeline: Vec<TimelineEntry> = Vec::new();
-    let fail_at = log.failure.as_ref().map(|f| (f.source, f.line));
+    let fail_at = log
+        .failure
+        .as_ref()
+        .map(|f| (f.source, f.line, f.run_start));
+    if let Some(f) = &log.failure {
+        for (class, line) in &f.earlier_runs {
+            timeline.push(TimelineEntry {
+                phase: Phase::Unknown,
+                line: *line,
+                end_line: None,
+                label: format!("earlier run: {class}"),
+                time: None,
+                failed: true,
+            });
+        }
+    }
     for m in &log.milestones {
-        if fail_at.is_some_and(|(s, l)| m.source == s && m.line > l) {
+        if fail_at.is_some_and(|(s, l, start)| m.source == s && (m.line > l || m.line < start)) {
             continue;
         }
         match timeline.last_mut() {

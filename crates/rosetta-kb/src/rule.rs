@@ -108,6 +108,9 @@ pub struct When {
     /// Launch args: key -> regex on the value; all must match.
     #[serde(default)]
     pub args: BTreeMap<String, String>,
+    /// Launch args: key -> regex on the value; at least one must match.
+    #[serde(default)]
+    pub any_args: BTreeMap<String, String>,
     /// Launch args that must be absent or false.
     #[serde(default)]
     pub no_args: Vec<String>,
@@ -221,6 +224,8 @@ pub struct Rule {
     pub frames: Option<Regex>,
     /// Compiled `args`.
     pub args: Vec<(String, Regex)>,
+    /// Compiled `any_args`.
+    pub any_args: Vec<(String, Regex)>,
     /// Compiled `versions`.
     pub versions: Vec<(String, VersionSpecifiers)>,
     /// Compiled `model_type_since`.
@@ -322,6 +327,11 @@ impl Rule {
             .iter()
             .map(|(k, p)| Ok((k.clone(), compile(path, &format!("when.args.{k}"), p)?)))
             .collect::<Result<_, KbError>>()?;
+        let any_args = w
+            .any_args
+            .iter()
+            .map(|(k, p)| Ok((k.clone(), compile(path, &format!("when.any_args.{k}"), p)?)))
+            .collect::<Result<_, KbError>>()?;
         let versions = w
             .versions
             .iter()
@@ -358,6 +368,7 @@ impl Rule {
             message,
             frames,
             args,
+            any_args,
             versions,
             model_type_since,
             lines,

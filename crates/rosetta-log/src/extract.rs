@@ -210,11 +210,15 @@ fn put_args(args: &mut Args, body: &str, sep: char, source: usize, line: u64) {
         if key.is_empty() || key.len() > 80 || key.contains(' ') {
             continue;
         }
-        args.entry(key).or_insert(Located {
-            value: unquote(v).chars().take(500).collect(),
-            source,
-            line,
-        });
+        // A relaunch prints its arguments again: the last dump wins.
+        args.insert(
+            key,
+            Located {
+                value: unquote(v).chars().take(500).collect(),
+                source,
+                line,
+            },
+        );
     }
 }
 

@@ -139,6 +139,13 @@ pub struct Failure {
     pub incident: usize,
     /// Index of the run (restart) it belongs to, and how many runs the log holds.
     pub run: (usize, usize),
+    /// First line of that run.
+    pub run_start: u64,
+    /// The failures of earlier runs: (class, line).
+    pub earlier_runs: Vec<(FailureClass, u64)>,
+    /// When the failure line is a kernel's own message, the Python error that
+    /// followed it: (line, message).
+    pub surfaced: Option<(u64, String)>,
 }
 
 /// Everything the knowledge base may ask about the log.
@@ -591,38 +598,69 @@ fn choose_failure(f: &LogFacts) -> (Option<Failure>, Vec<(usize, u64, u64)>) {
     });
 
     // Runs: a relaunch (a start milestone) or a long pause between two root incidents.
-    let mut runs: Vec<Vec<usize>> = Vec::new();
+    // Each run remembers where it starts: the relaunch line, else its first incident.
+    let mut runs: Vec<(Vec<usize>, u64, bool)> = Vec::new();
     for &i in &roots {
         let x = &f.incidents[i];
-        let new_run = match runs.last().and_then(|r| r.last()) {
-            None => true,
+        let split = match runs.last().and_then(|r| r.0.last()) {
+            None => Some((x.line, false)),
             Some(&p) => {
                 let prev = &f.incidents[p];
-                let relaunch = prev.source == x.source
-                    && f.milestones.iter().any(|m| {
-                        m.source == x.source
-                            && m.phase == Phase::Startup
-                            && m.line > prev.end_line
-                            && m.line < x.line
-                    });
+                let relaunch = if prev.source == x.source {
+                    f.milestones
+                        .iter()
+                        .find(|m| {
+                            m.source == x.source
+                                && m.phase == Phase::Startup
+                                && m.line > prev.end_line
+                                && m.line < x.line
+                        })
+                        .map(|m| m.line)
+                } else {
+                    None
+                };
                 let pause = matches!((prev.time, x.time), (Some(a), Some(b)) if b - a > 300.0);
-                relaunch || pause
+                match relaunch {
+                    Some(l) => Some((l, true)),
+                    None if pause => Some((x.line, false)),
+                    None => None,
+                }
             }
         };
-        if new_run {
-            runs.push(vec![i]);
-        } else if let Some(r) = runs.last_mut() {
-            r.push(i);
+        match split {
+            Some((start, relaunch)) => runs.push((vec![i], start, relaunch)),
+            None => {
+                if let Some(r) = runs.last_mut() {
+                    r.0.push(i);
+                }
+            }
         }
     }
-    let other_runs: Vec<(usize, u64, u64)> = runs
+    // Line ranges of the earlier runs, which evidence for the last one must avoid.
+    let mut other_runs: Vec<(usize, u64, u64)> = Vec::new();
+    for k in 0..runs.len().saturating_sub(1) {
+        let (ref incs, start, _) = runs[k];
+        let source = f.incidents[incs[0]].source;
+        let (_, next_start, next_relaunch) = runs[k + 1];
+        let begin = if k == 0 && next_relaunch { 1 } else { start };
+        if f.incidents[runs[k + 1].0[0]].source == source && next_start > begin {
+            other_runs.push((source, begin, next_start - 1));
+        }
+        for &i in incs {
+            other_runs.push((
+                f.incidents[i].source,
+                f.incidents[i].line,
+                f.incidents[i].end_line,
+            ));
+        }
+    }
+    let earlier: Vec<(FailureClass, u64)> = runs
         .iter()
         .take(runs.len().saturating_sub(1))
-        .flatten()
-        .map(|&i| (f.incidents[i].source, f.incidents[i].line, f.incidents[i].end_line))
+        .map(|r| (f.incidents[r.0[0]].class, f.incidents[r.0[0]].key_line))
         .collect();
-    let (run_idx, chosen) = if let Some(run) = runs.last() {
-        (runs.len() - 1, run[0])
+    let (run_idx, chosen, run_start) = if let Some(run) = runs.last() {
+        (runs.len() - 1, run.0[0], run.1)
     } else {
         // No root: a weak failure, else a cascade, else nothing.
         let pick = |role: Role| {
@@ -631,25 +669,46 @@ fn choose_failure(f: &LogFacts) -> (Option<Failure>, Vec<(usize, u64, u64)>) {
                 .max_by_key(|&i| (f.incidents[i].strength, std::cmp::Reverse(i)))
         };
         match pick(Role::Weak).or_else(|| pick(Role::Cascade)) {
-            Some(i) => (0, i),
+            Some(i) => (0, i, 1),
             None => return (wrong_output(f), other_runs),
         }
     };
     let inc = &f.incidents[chosen];
+    let run_members: Vec<usize> = runs
+        .last()
+        .map(|r| r.0.clone())
+        .unwrap_or_else(|| vec![chosen]);
     let (phase, phase_reason) = phase_of(f, inc);
-    let mut ranks: Vec<u32> = f
-        .incidents
+    let mut ranks: Vec<u32> = run_members
         .iter()
+        .map(|&i| &f.incidents[i])
         .filter(|x| x.class == inc.class)
         .filter_map(|x| x.rank)
         .collect();
     ranks.sort_unstable();
     ranks.dedup();
-    let sync_point = if inc.asynchronous {
-        inc.frames
+    // A kernel assertion printed before the Python error: the error that
+    // followed names the rank, the exception and the sync point.
+    let surfaced = if inc.exception.is_none() {
+        f.incidents
+            .iter()
+            .filter(|x| {
+                x.source == inc.source
+                    && x.line > inc.end_line
+                    && x.line <= inc.end_line + 400
+                    && x.exception.is_some()
+            })
+            .find(|x| x.class == inc.class || x.asynchronous)
+    } else {
+        None
+    };
+    let frames_of = surfaced.unwrap_or(inc);
+    let sync_point = if inc.asynchronous || frames_of.asynchronous {
+        frames_of
+            .frames
             .iter()
             .rev()
-            .find(|fr| !fr.file.contains("/torch/") || fr.function == "synchronize")
+            .find(|fr| !fr.file.contains("/torch/"))
             .map(|fr| match &fr.code {
                 Some(c) => format!(
                     "{} ({}:{}): {}",
@@ -667,19 +726,35 @@ fn choose_failure(f: &LogFacts) -> (Option<Failure>, Vec<(usize, u64, u64)>) {
         class: inc.class,
         phase,
         phase_reason,
-        rank: inc.rank,
+        rank: inc.rank.or(surfaced.and_then(|x| x.rank)),
         ranks,
         source: inc.source,
         line: inc.key_line,
-        time: inc.time_text.clone(),
+        time: surfaced
+            .and_then(|x| x.time_text.clone())
+            .or_else(|| inc.time_text.clone()),
         message: inc.message.clone(),
-        exception: inc.exception.as_ref().map(|e| e.type_name.clone()),
-        frames: inc.frames.iter().rev().take(6).rev().cloned().collect(),
-        asynchronous: inc.asynchronous,
+        exception: inc
+            .exception
+            .as_ref()
+            .or(surfaced.and_then(|x| x.exception.as_ref()))
+            .map(|e| e.type_name.clone()),
+        surfaced: surfaced.map(|x| (x.line, x.message.clone())),
+        frames: frames_of
+            .frames
+            .iter()
+            .rev()
+            .take(6)
+            .rev()
+            .cloned()
+            .collect(),
+        asynchronous: inc.asynchronous || surfaced.is_some_and(|x| x.asynchronous),
         sync_point,
         signals: inc.signals.clone(),
         incident: chosen,
         run: (run_idx, runs.len().max(1)),
+        run_start,
+        earlier_runs: earlier,
     };
     (Some(failure), other_runs)
 }
@@ -786,5 +861,8 @@ fn wrong_output(f: &LogFacts) -> Option<Failure> {
         signals: vec!["wrong-output"],
         incident: usize::MAX,
         run: (0, 1),
+        run_start: 1,
+        earlier_runs: Vec::new(),
+        surfaced: None,
     })
 }

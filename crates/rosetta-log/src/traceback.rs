@@ -108,8 +108,20 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
     let pat = patterns();
     let mut out: Vec<Traceback> = Vec::new();
     let mut streams: HashMap<(usize, String), StreamState> = HashMap::new();
+    // sglang prefixes only a traceback's first line (`[.. TP2] Scheduler hit an
+    // exception: Traceback ...`); the unprefixed lines after it belong to that stream.
+    let mut active: Option<((usize, String), u64)> = None;
     for rec in records {
-        let key = (rec.source, rec.prefix.stream_key());
+        let own = rec.prefix.stream_key();
+        let key = match &active {
+            Some((k, line)) if own.is_empty() && k.0 == rec.source && rec.line <= line + 2 => {
+                k.clone()
+            }
+            _ => (rec.source, own),
+        };
+        if !key.1.is_empty() {
+            active = Some((key.clone(), rec.line));
+        }
         let st = streams.entry(key.clone()).or_default();
         let msg = rec.message();
         let gap = rec.line.saturating_sub(st.last_line);

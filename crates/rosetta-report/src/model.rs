@@ -67,6 +67,9 @@ pub struct Failure {
     /// Exception type, when a traceback ended in one.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub exception: Option<String>,
+    /// When the failure line is a kernel's own message: the Python error that followed it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub surfaced: Option<Surfaced>,
     /// Reported asynchronously: the traceback names a sync point, not the culprit.
     pub asynchronous: bool,
     /// The sync point named, when asynchronous.
@@ -77,6 +80,15 @@ pub struct Failure {
     /// Innermost frames, innermost last.
     #[serde(default)]
     pub frames: Vec<FrameRef>,
+}
+
+/// The Python error that followed a kernel's own failure message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Surfaced {
+    /// Its line.
+    pub line: u64,
+    /// Its message.
+    pub message: String,
 }
 
 /// A frame of the failing traceback.

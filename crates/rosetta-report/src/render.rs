@@ -157,6 +157,17 @@ fn text(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
     }
     writeln!(w, "{}  {}", p.bad("FAILURE"), p.head(&where_.join(" · ")))?;
     writeln!(w, "         {}", cut(&f.message, 200))?;
+    if let Some(s) = &f.surfaced {
+        writeln!(
+            w,
+            "         {}",
+            p.dim(&format!(
+                "then at line {}: {}",
+                s.line,
+                cut(&s.message, 150)
+            ))
+        )?;
+    }
     if f.asynchronous {
         match &f.sync_point {
             Some(sp) => writeln!(
