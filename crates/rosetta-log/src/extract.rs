@@ -367,12 +367,7 @@ pub fn extract(records: &[Record], gpu_names: &[&str]) -> Extracted {
             );
         }
         for c in pat.arch.captures_iter(msg) {
-            push_unique(
-                &mut x.arch_mentions,
-                c[1].replace("sm", "sm").to_string(),
-                src,
-                line,
-            );
+            push_unique(&mut x.arch_mentions, c[1].to_string(), src, line);
         }
         for c in pat.model_type.captures_iter(msg) {
             push_unique(&mut x.model_types, c[1].to_string(), src, line);

@@ -381,45 +381,45 @@ impl Scanner {
     /// Scans a whole source.
     pub fn scan_reader(&self, source: usize, reader: &mut dyn Read) -> ScanOutput {
         let mut out = ScanOutput::default();
-        let mut buf: Vec<u8> = Vec::with_capacity(BLOCK + (1 << 16));
+        // One fixed buffer: bytes [0, filled) are read and not yet scanned.
+        let mut buf: Vec<u8> = vec![0; BLOCK];
+        let mut filled = 0usize;
         let mut skipping_long = false;
         let mut eof = false;
-        while !eof {
-            // Fill the block.
-            while buf.len() < BLOCK {
-                let start = buf.len();
-                buf.resize(BLOCK, 0);
-                match reader.read(&mut buf[start..]) {
-                    Ok(0) => {
-                        buf.truncate(start);
-                        eof = true;
-                        break;
+        loop {
+            while filled < buf.len() && !eof {
+                match reader.read(&mut buf[filled..]) {
+                    Ok(0) => eof = true,
+                    Ok(n) => {
+                        filled += n;
+                        out.bytes += n as u64;
                     }
-                    Ok(n) => buf.truncate(start + n),
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => buf.truncate(start),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                     Err(e) => {
-                        buf.truncate(start);
                         out.read_error = Some(e.to_string());
                         eof = true;
-                        break;
                     }
                 }
             }
-            out.bytes += buf.len() as u64;
             if skipping_long {
-                match memchr::memchr(b'\n', &buf) {
+                match memchr::memchr(b'\n', &buf[..filled]) {
                     Some(nl) => {
-                        buf.drain(..=nl);
+                        buf.copy_within(nl + 1..filled, 0);
+                        filled -= nl + 1;
                         skipping_long = false;
                     }
                     None => {
-                        buf.clear();
+                        filled = 0;
+                        if eof {
+                            break;
+                        }
                         continue;
                     }
                 }
             }
             if eof {
-                if !buf.is_empty() {
+                if filled > 0 {
+                    buf.truncate(filled);
                     if buf.last() != Some(&b'\n') {
                         buf.push(b'\n');
                     }
@@ -427,29 +427,29 @@ impl Scanner {
                 }
                 break;
             }
-            match split_point(&buf) {
+            match split_point(&buf[..filled]) {
                 Some(end) => {
                     self.scan_block(source, &buf[..end], &mut out);
-                    buf.drain(..end);
+                    buf.copy_within(end..filled, 0);
+                    filled -= end;
                 }
-                None if buf.len() >= BLOCK => {
+                None => {
                     // One line longer than a block: keep its head, skip the rest.
-                    let mut head = buf[..MAX_LINE.min(buf.len())].to_vec();
+                    let mut head = buf[..MAX_LINE.min(filled)].to_vec();
                     head.push(b'\n');
                     let before = out.lines;
                     self.scan_block(source, &head, &mut out);
-                    out.lines = before; // the line ends later, where the newline is
+                    out.lines = before;
                     if let Some(last) = out.records.last_mut() {
                         if last.line == before + 1 {
                             last.truncated = true;
                         }
                     }
-                    buf.clear();
+                    filled = 0;
                     skipping_long = true;
-                    // The skipped line is counted when its newline arrives.
+                    // The skipped line is counted once, here.
                     out.lines += 1;
                 }
-                None => {}
             }
         }
         out
@@ -546,7 +546,8 @@ impl Scanner {
                     let line = &data[next..end];
                     let cont = is_continuation(line);
                     // A context line that holds a word of its own is left to the main loop.
-                    if !cont && !(extra_ctx && !line.is_empty() && !self.ac.is_match(line)) {
+                    let context_line = extra_ctx && !line.is_empty() && !self.ac.is_match(line);
+                    if !(cont || context_line) {
                         break;
                     }
                     if !cont {
