@@ -167,6 +167,201 @@ pub fn walk(src: &dyn ReadAt, offset: u64, len: u64) -> FatbinScan {
     scan
 }
 
+/// Container prefix: magic, version 1, header size 16 (`research/mechanics.md` A.1).
+const CONTAINER_PREFIX: [u8; 8] = [0x50, 0xED, 0x55, 0xBA, 0x01, 0x00, 0x10, 0x00];
+/// ELF64, little-endian, version 1: a raw cubin when `e_machine` is 190.
+const CUBIN_PREFIX: [u8; 7] = [0x7F, b'E', b'L', b'F', 2, 1, 1];
+const EM_CUDA: u16 = 190;
+/// Bytes searched per task when looking for embedded containers.
+const SEARCH_RANGE: u64 = 16 << 20;
+
+/// Finds fat binary containers and raw cubins embedded anywhere in
+/// `src[offset .. offset + len]` (cuFFT keeps ~24,000 containers in `.ldata`,
+/// CASK libraries in `.cask_resource`, TensorRT-LLM-style code raw cubins in
+/// `.rodata`) and lists their code like [`walk`]. Unlike [`walk`] this reads
+/// every byte of the range, in parallel ranges on `threads` threads; a
+/// candidate that does not parse cleanly is taken for a chance match and
+/// skipped without a note.
+pub fn find_embedded(
+    src: &(dyn ReadAt + Sync),
+    offset: u64,
+    len: u64,
+    threads: usize,
+) -> FatbinScan {
+    let size = src.size();
+    let start = offset.min(size);
+    let end = start.saturating_add(len).min(size);
+    let ranges: Vec<(u64, u64)> = (0..)
+        .map(|i: u64| start.saturating_add(i.saturating_mul(SEARCH_RANGE)))
+        .take_while(|&a| a < end)
+        .map(|a| (a, a.saturating_add(SEARCH_RANGE).min(end)))
+        .collect();
+    let parts = crate::par::map(&ranges, threads, |&(a, b)| search_range(src, a, b, end));
+    // Ranges are searched apart; drop what lies inside something found
+    // earlier (a raw cubin in the payload of a container that crosses a range
+    // border).
+    let mut scan = FatbinScan::default();
+    let mut skip_until = start;
+    for (at, next, one) in parts.into_iter().flatten() {
+        if at >= skip_until {
+            merge_into(&mut scan, one);
+            skip_until = next;
+        }
+    }
+    scan
+}
+
+/// Adds one walk's results to another.
+pub fn merge_into(into: &mut FatbinScan, from: FatbinScan) {
+    into.containers += from.containers;
+    into.entries += from.entries;
+    for (k, v) in from.codes {
+        *into.codes.entry(k).or_insert(0) += v;
+    }
+    for (k, v) in from.modules {
+        *into.modules.entry(k).or_insert(0) += v;
+    }
+    into.encodings.raw += from.encodings.raw;
+    into.encodings.lz4 += from.encodings.lz4;
+    into.encodings.zstd += from.encodings.zstd;
+    into.encodings.other += from.encodings.other;
+    into.notes.extend(from.notes);
+}
+
+/// Reads that fall inside a buffer already read are served from it.
+struct Window<'a> {
+    buf: &'a [u8],
+    base: u64,
+    file: &'a dyn ReadAt,
+}
+
+impl ReadAt for Window<'_> {
+    fn size(&self) -> u64 {
+        self.file.size()
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        let inside = offset
+            .checked_sub(self.base)
+            .and_then(|rel| usize::try_from(rel).ok())
+            .and_then(|rel| Some(rel..rel.checked_add(buf.len())?))
+            .and_then(|r| self.buf.get(r));
+        match inside {
+            Some(b) => {
+                buf.copy_from_slice(b);
+                Ok(())
+            }
+            None => self.file.read_exact_at(buf, offset),
+        }
+    }
+}
+
+/// What was found at an offset: where it ends and its code.
+type Found = (u64, u64, FatbinScan);
+
+/// Finds the candidates that start in `[a, b)`, in offset order; containers
+/// may run on to `end`.
+fn search_range(src: &dyn ReadAt, a: u64, b: u64, end: u64) -> Vec<Found> {
+    let mut out = Vec::new();
+    // Read a little past `b` so that a prefix straddling the border is seen.
+    let read_end = b.saturating_add(CONTAINER_PREFIX.len() as u64).min(end);
+    let Ok(n) = usize::try_from(read_end - a) else {
+        return out;
+    };
+    let mut buf = vec![0u8; n];
+    if src.read_exact_at(&mut buf, a).is_err() {
+        return out;
+    }
+    let mut hits: Vec<u64> = memchr::memmem::find_iter(&buf, &CONTAINER_PREFIX)
+        .chain(memchr::memmem::find_iter(&buf, &CUBIN_PREFIX))
+        .map(|i| a + i as u64)
+        .filter(|&at| at < b)
+        .collect();
+    hits.sort_unstable();
+    let win = Window {
+        buf: &buf,
+        base: a,
+        file: src,
+    };
+    let mut skip_until = a;
+    for at in hits {
+        if at < skip_until {
+            continue; // inside a container or cubin already found
+        }
+        let found = if buf[(at - a) as usize] == CONTAINER_PREFIX[0] {
+            one_container(&win, at, end)
+        } else {
+            one_cubin(&win, at, end)
+        };
+        if let Some((one, next)) = found {
+            out.push((at, next, one));
+            skip_until = next;
+        }
+    }
+    out
+}
+
+/// One container at `at`, if it parses without a note.
+fn one_container(src: &dyn ReadAt, at: u64, end: u64) -> Option<(FatbinScan, u64)> {
+    let mut hdr = [0u8; CONTAINER_HEADER as usize];
+    src.read_exact_at(&mut hdr, at).ok()?;
+    let fat_size = u64_at(&hdr, 8);
+    let body = at + CONTAINER_HEADER;
+    let body_end = body.checked_add(fat_size).filter(|&e| e <= end)?;
+    let mut one = FatbinScan {
+        containers: 1,
+        ..FatbinScan::default()
+    };
+    walk_entries(src, body, body_end, &mut one);
+    (one.notes.is_empty() && one.entries > 0).then_some((one, body_end))
+}
+
+/// A raw cubin (an ELF file for `EM_CUDA`) at `at`: its SM from `e_flags`
+/// (ABI v7: bits 0-7, `a` = 0x800; ABI v8: bits 8-15, the `a` variant is not
+/// recorded there, so it reads as plain; `research/mechanics.md` A.6).
+fn one_cubin(src: &dyn ReadAt, at: u64, end: u64) -> Option<(FatbinScan, u64)> {
+    let mut eh = [0u8; 64];
+    src.read_exact_at(&mut eh, at).ok()?;
+    if u16_at(&eh, 0x12) != EM_CUDA {
+        return None;
+    }
+    let flags = u32_at(&eh, 0x30);
+    let (sm, variant) = match eh[8] {
+        7 => (
+            flags & 0xFF,
+            if flags & 0x800 != 0 {
+                Variant::Arch
+            } else {
+                Variant::Plain
+            },
+        ),
+        8 => ((flags >> 8) & 0xFF, Variant::Plain),
+        _ => return None,
+    };
+    if !(10..=255).contains(&sm) {
+        return None;
+    }
+    // The section header table ends the file.
+    let shoff = u64_at(&eh, 0x28);
+    let table = u64::from(u16_at(&eh, 0x3A)) * u64::from(u16_at(&eh, 0x3C));
+    let extent = shoff.checked_add(table)?.max(64);
+    let next = at.checked_add(extent).filter(|&e| e <= end)?;
+    let code = Code {
+        kind: EntryKind::Sass,
+        sm,
+        variant,
+        isa: None,
+    };
+    let mut one = FatbinScan {
+        entries: 1,
+        ..FatbinScan::default()
+    };
+    one.codes.insert(code, 1);
+    one.modules.insert(vec![code], 1);
+    one.encodings.raw = 1;
+    Some((one, next))
+}
+
 /// Walks the entries of one container body; false when the whole walk must stop.
 fn walk_entries(src: &dyn ReadAt, start: u64, end: u64, scan: &mut FatbinScan) -> bool {
     let mut pos = start;

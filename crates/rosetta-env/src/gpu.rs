@@ -161,6 +161,18 @@ mod tests {
     }
 
     #[test]
+    fn parses_the_h200s_output() {
+        let q = include_str!("../tests/fixtures/h200/nvidia-smi-query.csv");
+        let g = parse_query(q);
+        assert_eq!(g.len(), 1);
+        assert_eq!(g[0].name, "NVIDIA H200");
+        assert_eq!(g[0].arch().as_deref(), Some("sm_90"));
+        assert_eq!(g[0].memory_mib, Some(143771));
+        let banner = include_str!("../tests/fixtures/h200/nvidia-smi.txt");
+        assert_eq!(parse_banner_cuda(banner).as_deref(), Some("13.0"));
+    }
+
+    #[test]
     fn parses_banner() {
         let b = "| NVIDIA-SMI 580.159.04   Driver Version: 580.159.04   CUDA Version: 13.0     |";
         assert_eq!(parse_banner_cuda(b).as_deref(), Some("13.0"));

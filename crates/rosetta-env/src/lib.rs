@@ -274,6 +274,28 @@ pub fn probe(opts: &Options) -> Result<EnvReport, EnvError> {
     }
     report.targets = targets(&report.gpus, &opts.named);
     report.judge();
+    // Before calling a library short of code, look for code it embeds
+    // elsewhere (cuFFT keeps its kernels in `.ldata`): this reads whole
+    // sections, so only where `.nv_fatbin` alone has no SASS for a target.
+    let short: Vec<usize> = (0..report.libraries.len())
+        .filter(|&i| {
+            report.libraries[i]
+                .targets
+                .values()
+                .any(|v| *v != Verdict::Sass)
+        })
+        .collect();
+    if !short.is_empty() {
+        let paths: Vec<PathBuf> = short
+            .iter()
+            .map(|&i| PathBuf::from(&report.libraries[i].path))
+            .collect();
+        let found = par::map(&paths, 4, |p| scan::scan_embedded(p, threads));
+        for (i, e) in short.into_iter().zip(found) {
+            report.libraries[i].embedded = e;
+        }
+        report.judge();
+    }
     report.scan.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
 }

@@ -332,6 +332,14 @@ mod tests {
     }
 
     #[test]
+    fn torch_version_py_of_the_h200() {
+        let t = parse_torch_version(include_str!("../tests/fixtures/h200/torch-version.py"));
+        assert_eq!(t.version, "2.11.0+cu130");
+        assert_eq!(t.cuda.as_deref(), Some("13.0"));
+        assert_eq!(t.hip, None);
+    }
+
+    #[test]
     fn record_lines() {
         assert_eq!(
             record_path("torch/lib/libc10.so,sha256=x,12"),

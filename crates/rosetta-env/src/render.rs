@@ -69,13 +69,30 @@ fn code_list(lib: &Library, counts: bool) -> String {
         let isa = lib
             .ptx_isa
             .get(p)
-            .map(|v| format!(" {v}"))
+            .map(|v| format!(" (ISA {v})"))
             .unwrap_or_default();
         let n = match (counts, lib.ptx_counts.get(p)) {
             (true, Some(n)) => format!("×{n}"),
             _ => String::new(),
         };
         parts.push(format!("ptx {p}{n}{isa}"));
+    }
+    if let Some(e) = &lib.embedded {
+        let mut all: Vec<String> = e
+            .sass
+            .iter()
+            .map(|s| match (counts, e.sass_counts.get(s)) {
+                (true, Some(n)) => format!("{s}×{n}"),
+                _ => s.clone(),
+            })
+            .collect();
+        all.extend(e.ptx.iter().map(|p| format!("ptx {p}")));
+        parts.push(format!(
+            "[embedded in {}, {} modules: {}]",
+            e.sections.join(" "),
+            e.modules,
+            all.join(" ")
+        ));
     }
     if let Some(rel) = &lib.relocatable {
         let mut all = rel.sass.clone();

@@ -169,6 +169,13 @@ pub struct Library {
     /// runtime does not load; not part of the verdicts.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub relocatable: Option<CodeSummary>,
+    /// Code embedded outside the fat binary sections: containers or raw
+    /// cubins the library loads itself (cuFFT's `.ldata`, CASK's
+    /// `.cask_resource`). Part of the verdicts. Looked for only when
+    /// `.nv_fatbin` alone has no SASS for some target, since it reads those
+    /// sections whole; `cuobjdump` does not list it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedded: Option<CodeSummary>,
     /// How the `.nv_fatbin` payloads are stored.
     pub encodings: EncodingCounts,
     /// Bytes of `.nv_fatbin`.
@@ -185,7 +192,7 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-/// Code targets of one module kind, e.g. of `__nv_relfatbin`.
+/// Code targets found somewhere else than `.nv_fatbin`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct CodeSummary {
@@ -193,8 +200,17 @@ pub struct CodeSummary {
     pub sass: Vec<String>,
     /// PTX targets, each once.
     pub ptx: Vec<String>,
-    /// Containers.
+    /// PTX ISA version per PTX target.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub ptx_isa: BTreeMap<String, String>,
+    /// Cubins per SASS arch.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub sass_counts: BTreeMap<String, u64>,
+    /// Containers (and raw cubins).
     pub modules: u64,
+    /// The sections it was found in.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sections: Vec<String>,
 }
 
 /// A distinct set of code targets shared by `count` modules.
@@ -403,9 +419,15 @@ impl Library {
         Some(self.judge(cc, driver))
     }
 
-    /// Judges this library's `.nv_fatbin` code against one GPU.
+    /// Judges this library's code (`.nv_fatbin` and embedded) against one GPU.
     pub fn judge(&self, gpu: ComputeCapability, driver: Option<CudaVersion>) -> Verdict {
-        let (sass, ptx) = self.code_targets(self.sass.iter().chain(self.ptx.iter()));
+        let (mut sass, mut ptx) =
+            code_targets(self.sass.iter().chain(self.ptx.iter()), &self.ptx_isa);
+        if let Some(e) = &self.embedded {
+            let (s, p) = code_targets(e.sass.iter().chain(e.ptx.iter()), &e.ptx_isa);
+            sass.extend(s);
+            ptx.extend(p);
+        }
         judge(&sass, &ptx, gpu, driver)
     }
 
@@ -414,7 +436,7 @@ impl Library {
         self.module_sets
             .iter()
             .filter(|m| {
-                let (sass, ptx) = self.code_targets(m.codes.iter());
+                let (sass, ptx) = code_targets(m.codes.iter(), &self.ptx_isa);
                 judge(&sass, &ptx, gpu, driver) == Verdict::None
             })
             .map(|m| m.count)
@@ -422,39 +444,51 @@ impl Library {
     }
 
     /// Its SASS archs and PTX targets, comma-separated, for messages
-    /// ("it carries sm_90a, sm_100a").
+    /// ("it carries sm_90a, sm_100a"); embedded code after a semicolon.
     pub fn archs_summary(&self) -> String {
         let mut all: Vec<&str> = self.sass.iter().map(String::as_str).collect();
         all.extend(self.ptx.iter().map(String::as_str));
-        if all.is_empty() {
+        let mut text = if all.is_empty() {
             "no loadable code".to_string()
         } else {
             all.join(", ")
+        };
+        if let Some(e) = self.embedded.as_ref().filter(|e| e.modules > 0) {
+            let mut more: Vec<&str> = e.sass.iter().map(String::as_str).collect();
+            more.extend(e.ptx.iter().map(String::as_str));
+            text.push_str(&format!(
+                "; embedded in {}: {}",
+                e.sections.join(", "),
+                more.join(", ")
+            ));
         }
+        text
     }
+}
 
-    fn code_targets<'a>(
-        &self,
-        labels: impl Iterator<Item = &'a String>,
-    ) -> (Vec<CodeTarget>, Vec<PtxCode>) {
-        let mut sass = Vec::new();
-        let mut ptx = Vec::new();
-        for l in labels {
-            let Some(t) = CodeTarget::parse(l) else {
-                continue;
-            };
-            if l.starts_with("sm_") {
-                sass.push(t);
-            } else {
-                let isa = self.ptx_isa.get(l).and_then(|v| {
-                    let (a, b) = v.split_once('.')?;
-                    Some((a.parse().ok()?, b.parse().ok()?))
-                });
-                ptx.push(PtxCode { target: t, isa });
-            }
+/// SASS and PTX targets from labels (`sm_90a`, `compute_90`); PTX ISA
+/// versions from `isa`.
+fn code_targets<'a>(
+    labels: impl Iterator<Item = &'a String>,
+    isa: &BTreeMap<String, String>,
+) -> (Vec<CodeTarget>, Vec<PtxCode>) {
+    let mut sass = Vec::new();
+    let mut ptx = Vec::new();
+    for l in labels {
+        let Some(t) = CodeTarget::parse(l) else {
+            continue;
+        };
+        if l.starts_with("sm_") {
+            sass.push(t);
+        } else {
+            let isa = isa.get(l).and_then(|v| {
+                let (a, b) = v.split_once('.')?;
+                Some((a.parse().ok()?, b.parse().ok()?))
+            });
+            ptx.push(PtxCode { target: t, isa });
         }
-        (sass, ptx)
     }
+    (sass, ptx)
 }
 
 /// PEP 503 name normalisation: lower case, runs of `-_.` become `-`.

@@ -13,6 +13,7 @@ use crate::error::EnvError;
 use crate::fatbin::{self, FatbinScan};
 use crate::report::{CodeSummary, Library};
 use crate::source::{FileSource, ReadAt};
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -129,19 +130,7 @@ fn clamp(src: &dyn ReadAt, s: &Section, notes: &mut Vec<String>) -> u64 {
 }
 
 fn merge(into: &mut FatbinScan, from: FatbinScan) {
-    into.containers += from.containers;
-    into.entries += from.entries;
-    for (k, v) in from.codes {
-        *into.codes.entry(k).or_insert(0) += v;
-    }
-    for (k, v) in from.modules {
-        *into.modules.entry(k).or_insert(0) += v;
-    }
-    into.encodings.raw += from.encodings.raw;
-    into.encodings.lz4 += from.encodings.lz4;
-    into.encodings.zstd += from.encodings.zstd;
-    into.encodings.other += from.encodings.other;
-    into.notes.extend(from.notes);
+    fatbin::merge_into(into, from);
 }
 
 fn summary(scan: &FatbinScan) -> CodeSummary {
@@ -150,8 +139,55 @@ fn summary(scan: &FatbinScan) -> CodeSummary {
     CodeSummary {
         sass: lib.sass,
         ptx: lib.ptx,
+        ptx_isa: lib.ptx_isa,
+        sass_counts: BTreeMap::new(),
         modules: scan.containers,
+        sections: Vec::new(),
     }
+}
+
+/// Sections where libraries keep device code they load themselves.
+pub const EMBEDDED_SECTIONS: &[&str] = &[
+    ".rodata",
+    ".lrodata",
+    ".ldata",
+    ".data",
+    ".data.rel.ro",
+    ".cask_resource",
+];
+
+/// Looks for fat binary containers and raw cubins embedded outside the fat
+/// binary sections (see [`fatbin::find_embedded`]); `None` when there are none
+/// or the file cannot be read again.
+pub fn scan_embedded(path: &Path, threads: usize) -> Option<CodeSummary> {
+    let src = FileSource::open(path).ok()?;
+    let Ok(ElfProbe::Sections(sections)) = elf::find_sections(&src, EMBEDDED_SECTIONS) else {
+        return None;
+    };
+    let mut all = FatbinScan::default();
+    let mut found_in = Vec::new();
+    let mut ignored = Vec::new();
+    for s in &sections {
+        let len = clamp(&src, s, &mut ignored);
+        let one = fatbin::find_embedded(&src, s.offset, len, threads);
+        if one.entries > 0 {
+            found_in.push(s.name.clone());
+            merge(&mut all, one);
+        }
+    }
+    if all.entries == 0 {
+        return None;
+    }
+    let mut lib = Library::default();
+    crate::report::fill_codes(&mut lib, &all);
+    Some(CodeSummary {
+        sass: lib.sass,
+        ptx: lib.ptx,
+        ptx_isa: lib.ptx_isa,
+        sass_counts: lib.sass_counts,
+        modules: all.modules.values().sum(),
+        sections: found_in,
+    })
 }
 
 /// A path to scan and whether the user named it (then it must be readable).

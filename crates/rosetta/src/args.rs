@@ -106,7 +106,7 @@ pub struct EnvArgs {
     /// Show how many cubins / PTX entries each arch has (`sm_90×444`), as `cuobjdump --list-elf` counts them.
     #[arg(long)]
     pub counts: bool,
-    /// Files read in parallel (default: the number of CPUs, 4 to 32).
+    /// Files read in parallel (default: the number of CPUs, 16 to 64).
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
 }
