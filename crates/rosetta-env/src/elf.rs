@@ -45,6 +45,23 @@ pub enum ElfProbe {
 
 /// Reads the section table of `src` and returns the sections named in `wanted`.
 pub fn find_sections(src: &dyn ReadAt, wanted: &[&str]) -> Result<ElfProbe, ElfError> {
+    find_sections_by(src, &|name| wanted.iter().any(|w| w.as_bytes() == name))
+}
+
+/// Whether an ELF file (a cubin) has a kernel: a `.text.<kernel>` section.
+/// `None` if it is not ELF or cannot be read.
+pub fn has_kernel_code(src: &dyn ReadAt) -> Option<bool> {
+    match find_sections_by(src, &|name| name.starts_with(b".text.")) {
+        Ok(ElfProbe::Sections(s)) => Some(!s.is_empty()),
+        _ => None,
+    }
+}
+
+/// Like [`find_sections`], with any test of the name.
+pub fn find_sections_by(
+    src: &dyn ReadAt,
+    wanted: &dyn Fn(&[u8]) -> bool,
+) -> Result<ElfProbe, ElfError> {
     let size = src.size();
     let mut ident = [0u8; 4];
     if size < 4 || src.read_exact_at(&mut ident, 0).is_err() || &ident != MAGIC {
@@ -144,7 +161,7 @@ pub fn find_sections(src: &dyn ReadAt, wanted: &[&str]) -> Result<ElfProbe, ElfE
         let Some(name) = name_at(&strtab, u32_at(h, 0) as usize) else {
             continue;
         };
-        if !wanted.iter().any(|w| w.as_bytes() == name) {
+        if !wanted(name) {
             continue;
         }
         if u32_at(h, 4) == SHT_NOBITS {

@@ -95,6 +95,31 @@ pub struct FatbinScan {
 /// `len` is clamped to the source's size (the caller notes a truncated
 /// section); nothing here fails.
 pub fn walk(src: &dyn ReadAt, offset: u64, len: u64) -> FatbinScan {
+    walk_visit(src, offset, len, &mut |_| {})
+}
+
+/// Where one entry lies, for a caller that must look at a payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntryRef {
+    /// File offset of the entry header.
+    pub offset: u64,
+    /// Header size: the payload starts at `offset + header_size`.
+    pub header_size: u64,
+    /// Stored payload bytes.
+    pub payload: u64,
+    /// What it holds.
+    pub code: Code,
+    /// Stored compressed (LZ4, zstd or the legacy flag).
+    pub compressed: bool,
+}
+
+/// [`walk`], calling `visit` for every entry it counts.
+pub fn walk_visit(
+    src: &dyn ReadAt,
+    offset: u64,
+    len: u64,
+    visit: &mut dyn FnMut(&EntryRef),
+) -> FatbinScan {
     let mut scan = FatbinScan::default();
     let size = src.size();
     let start = offset.min(size);
@@ -149,7 +174,7 @@ pub fn walk(src: &dyn ReadAt, offset: u64, len: u64) -> FatbinScan {
                 end
             }
         };
-        if !walk_entries(src, body, body_end, &mut scan) {
+        if !walk_entries(src, body, body_end, &mut scan, visit) {
             break;
         }
         if body_end <= pos {
@@ -172,14 +197,15 @@ const CONTAINER_PREFIX: [u8; 8] = [0x50, 0xED, 0x55, 0xBA, 0x01, 0x00, 0x10, 0x0
 /// ELF64, little-endian, version 1: a raw cubin when `e_machine` is 190.
 const CUBIN_PREFIX: [u8; 7] = [0x7F, b'E', b'L', b'F', 2, 1, 1];
 const EM_CUDA: u16 = 190;
-/// Bytes searched per task when looking for embedded containers.
-const SEARCH_RANGE: u64 = 16 << 20;
+/// Bytes searched per task when looking for embedded containers (one buffer
+/// of this size per thread).
+const SEARCH_RANGE: u64 = 4 << 20;
 
 /// Finds fat binary containers and raw cubins embedded anywhere in
 /// `src[offset .. offset + len]` (cuFFT keeps ~24,000 containers in `.ldata`,
 /// CASK libraries in `.cask_resource`, TensorRT-LLM-style code raw cubins in
 /// `.rodata`) and lists their code like [`walk`]. Unlike [`walk`] this reads
-/// every byte of the range, in parallel ranges on `threads` threads; a
+/// every byte of the range, in 4 MiB ranges on `threads` threads; a
 /// candidate that does not parse cleanly is taken for a chance match and
 /// skipped without a note.
 pub fn find_embedded(
@@ -312,7 +338,7 @@ fn one_container(src: &dyn ReadAt, at: u64, end: u64) -> Option<(FatbinScan, u64
         containers: 1,
         ..FatbinScan::default()
     };
-    walk_entries(src, body, body_end, &mut one);
+    walk_entries(src, body, body_end, &mut one, &mut |_| {});
     (one.notes.is_empty() && one.entries > 0).then_some((one, body_end))
 }
 
@@ -363,7 +389,13 @@ fn one_cubin(src: &dyn ReadAt, at: u64, end: u64) -> Option<(FatbinScan, u64)> {
 }
 
 /// Walks the entries of one container body; false when the whole walk must stop.
-fn walk_entries(src: &dyn ReadAt, start: u64, end: u64, scan: &mut FatbinScan) -> bool {
+fn walk_entries(
+    src: &dyn ReadAt,
+    start: u64,
+    end: u64,
+    scan: &mut FatbinScan,
+    visit: &mut dyn FnMut(&EntryRef),
+) -> bool {
     let mut pos = start;
     let mut module: Vec<Code> = Vec::new();
     let mut h = [0u8; ENTRY_HEADER as usize];
@@ -426,6 +458,13 @@ fn walk_entries(src: &dyn ReadAt, start: u64, end: u64, scan: &mut FatbinScan) -
         if !module.contains(&code) {
             module.push(code);
         }
+        visit(&EntryRef {
+            offset: pos,
+            header_size,
+            payload,
+            code,
+            compressed: flags & (FLAG_ZSTD | FLAG_LZ4 | FLAG_COMPRESSED_LEGACY) != 0,
+        });
         let enc = &mut scan.encodings;
         if flags & FLAG_ZSTD != 0 {
             enc.zstd += 1;
@@ -462,6 +501,32 @@ fn walk_entries(src: &dyn ReadAt, start: u64, end: u64, scan: &mut FatbinScan) -
         }
     }
     ok
+}
+
+/// Whether the fat binary in `src[offset .. offset + len]` holds only
+/// registration stubs: no PTX, and every cubin stored raw and without a
+/// `.text.<kernel>` section (cuFFTW's `.nv_fatbin` is one such sm_75 cubin).
+/// A compressed cubin is not opened, so it counts as having kernels.
+pub fn only_stubs(src: &dyn ReadAt, offset: u64, len: u64) -> bool {
+    let mut entries = 0u64;
+    let mut kernels = false;
+    walk_visit(src, offset, len, &mut |e| {
+        entries += 1;
+        if kernels {
+            return;
+        }
+        if e.code.kind != EntryKind::Sass || e.compressed {
+            kernels = true;
+            return;
+        }
+        let cubin = crate::source::Slice {
+            inner: src,
+            base: e.offset.saturating_add(e.header_size),
+            len: e.payload,
+        };
+        kernels = crate::elf::has_kernel_code(&cubin) != Some(false);
+    });
+    entries > 0 && !kernels
 }
 
 /// A short label for notes: `sm_90a`, `compute_100 (PTX 9.0)`.

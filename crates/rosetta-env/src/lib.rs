@@ -275,8 +275,9 @@ pub fn probe(opts: &Options) -> Result<EnvReport, EnvError> {
     report.targets = targets(&report.gpus, &opts.named);
     report.judge();
     // Before calling a library short of code, look for code it embeds
-    // elsewhere (cuFFT keeps its kernels in `.ldata`): this reads whole
-    // sections, so only where `.nv_fatbin` alone has no SASS for a target.
+    // elsewhere (cuFFT keeps its kernels in `.ldata`) and whether its
+    // `.nv_fatbin` is a kernel-free stub (cuFFTW): this reads whole sections,
+    // so only where `.nv_fatbin` alone has no SASS for a target.
     let short: Vec<usize> = (0..report.libraries.len())
         .filter(|&i| {
             report.libraries[i]
@@ -290,9 +291,12 @@ pub fn probe(opts: &Options) -> Result<EnvReport, EnvError> {
             .iter()
             .map(|&i| PathBuf::from(&report.libraries[i].path))
             .collect();
-        let found = par::map(&paths, 4, |p| scan::scan_embedded(p, threads));
-        for (i, e) in short.into_iter().zip(found) {
-            report.libraries[i].embedded = e;
+        let outer = paths.len().min(4);
+        let inner = (threads / outer).max(1);
+        let found = par::map(&paths, outer, |p| scan::look_deeper(p, inner));
+        for (i, d) in short.into_iter().zip(found) {
+            report.libraries[i].embedded = d.embedded;
+            report.libraries[i].stub = d.stub;
         }
         report.judge();
     }

@@ -99,6 +99,9 @@ fn code_list(lib: &Library, counts: bool) -> String {
         all.extend(rel.ptx.iter().cloned());
         parts.push(format!("[relocatable: {}]", all.join(" ")));
     }
+    if lib.stub {
+        parts.push("[no kernels: a registration stub, not judged]".to_string());
+    }
     if lib.hip_fatbin_bytes > 0 {
         parts.push(format!(
             "[ROCm code: {}]",

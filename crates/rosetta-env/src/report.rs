@@ -178,6 +178,11 @@ pub struct Library {
     pub embedded: Option<CodeSummary>,
     /// How the `.nv_fatbin` payloads are stored.
     pub encodings: EncodingCounts,
+    /// Its `.nv_fatbin` holds only cubins without a kernel (a registration
+    /// stub, like cuFFTW's) and nothing is embedded elsewhere: it launches no
+    /// kernel of its own, so it is not judged (`targets` stays empty).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stub: bool,
     /// Bytes of `.nv_fatbin`.
     pub fatbin_bytes: u64,
     /// Bytes of ROCm code (`.hip_fatbin`), not decoded.
@@ -388,6 +393,9 @@ impl EnvReport {
         for lib in &mut self.libraries {
             lib.targets.clear();
             lib.modules_without_code.clear();
+            if lib.stub {
+                continue;
+            }
             for (key, cc) in &archs {
                 let v = lib.judge(*cc, driver);
                 lib.targets.insert(key.clone(), v);
@@ -410,9 +418,13 @@ impl Library {
     }
 
     /// The verdict for `arch` (`sm_120`, `12.0`): the stored one if judged,
-    /// else computed; `None` if `arch` does not parse.
+    /// else computed; `None` if `arch` does not parse or the library is a
+    /// kernel-free [`stub`](Library::stub).
     pub fn verdict_for(&self, arch: &str, driver: Option<CudaVersion>) -> Option<Verdict> {
         let cc = ComputeCapability::parse(arch)?;
+        if self.stub {
+            return None;
+        }
         if let Some(v) = self.targets.get(&cc.arch()) {
             return Some(*v);
         }

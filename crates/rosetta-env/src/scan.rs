@@ -2,7 +2,9 @@
 //! CUDA code it carries: `.nv_fatbin` (what the runtime loads),
 //! `__nv_relfatbin` (relocatable device code, reported apart) and the size of
 //! `.hip_fatbin` (ROCm, not decoded). Files are read in parallel, largest
-//! first, headers only.
+//! first, headers only. [`look_deeper`] is the second look, for a library
+//! about to be called short of code: code embedded in other sections, and
+//! kernel-free stubs.
 //!
 //! It does not decide who owns a file (`python.rs`) or judge the code
 //! (`report.rs`). A malformed file becomes a note; only an explicit root that
@@ -156,19 +158,39 @@ pub const EMBEDDED_SECTIONS: &[&str] = &[
     ".cask_resource",
 ];
 
-/// Looks for fat binary containers and raw cubins embedded outside the fat
-/// binary sections (see [`fatbin::find_embedded`]); `None` when there are none
-/// or the file cannot be read again.
-pub fn scan_embedded(path: &Path, threads: usize) -> Option<CodeSummary> {
-    let src = FileSource::open(path).ok()?;
-    let Ok(ElfProbe::Sections(sections)) = elf::find_sections(&src, EMBEDDED_SECTIONS) else {
-        return None;
+/// What a second, deeper look at a library found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Deeper {
+    /// Code embedded outside the fat binary sections.
+    pub embedded: Option<CodeSummary>,
+    /// Its `.nv_fatbin` holds only cubins without kernels.
+    pub stub: bool,
+}
+
+/// Looks further at a library whose `.nv_fatbin` has no SASS for some
+/// target: fat binary containers and raw cubins embedded outside the fat
+/// binary sections (see [`fatbin::find_embedded`]), and whether its
+/// `.nv_fatbin` is only a kernel-free stub (see [`fatbin::only_stubs`]).
+pub fn look_deeper(path: &Path, threads: usize) -> Deeper {
+    let mut out = Deeper::default();
+    let Ok(src) = FileSource::open(path) else {
+        return out;
+    };
+    let mut wanted: Vec<&str> = EMBEDDED_SECTIONS.to_vec();
+    wanted.push(NV_FATBIN);
+    let Ok(ElfProbe::Sections(sections)) = elf::find_sections(&src, &wanted) else {
+        return out;
     };
     let mut all = FatbinScan::default();
     let mut found_in = Vec::new();
     let mut ignored = Vec::new();
+    let mut stub = false;
     for s in &sections {
         let len = clamp(&src, s, &mut ignored);
+        if s.name == NV_FATBIN {
+            stub = fatbin::only_stubs(&src, s.offset, len);
+            continue;
+        }
         let one = fatbin::find_embedded(&src, s.offset, len, threads);
         if one.entries > 0 {
             found_in.push(s.name.clone());
@@ -176,20 +198,21 @@ pub fn scan_embedded(path: &Path, threads: usize) -> Option<CodeSummary> {
         }
     }
     if all.entries == 0 {
-        return None;
+        out.stub = stub;
+        return out;
     }
     let mut lib = Library::default();
     crate::report::fill_codes(&mut lib, &all);
-    Some(CodeSummary {
+    out.embedded = Some(CodeSummary {
         sass: lib.sass,
         ptx: lib.ptx,
         ptx_isa: lib.ptx_isa,
         sass_counts: lib.sass_counts,
         modules: all.modules.values().sum(),
         sections: found_in,
-    })
+    });
+    out
 }
-
 /// A path to scan and whether the user named it (then it must be readable).
 #[derive(Debug, Clone)]
 pub struct Root {

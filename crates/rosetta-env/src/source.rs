@@ -39,6 +39,32 @@ fn short() -> io::Error {
     io::Error::new(io::ErrorKind::UnexpectedEof, "read past the end")
 }
 
+/// A window `[base, base + len)` of another source, seen from offset 0:
+/// a cubin inside a fat binary entry, read with the ELF reader.
+#[derive(Clone, Copy)]
+pub struct Slice<'a> {
+    /// The whole source.
+    pub inner: &'a dyn ReadAt,
+    /// Where the window starts in it.
+    pub base: u64,
+    /// The window's length.
+    pub len: u64,
+}
+
+impl ReadAt for Slice<'_> {
+    fn size(&self) -> u64 {
+        self.len
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let end = offset.checked_add(buf.len() as u64).ok_or_else(short)?;
+        if end > self.len {
+            return Err(short());
+        }
+        self.inner.read_exact_at(buf, self.base + offset)
+    }
+}
+
 /// An open file and its length at open time.
 #[derive(Debug)]
 pub struct FileSource {

@@ -3,7 +3,7 @@
 //! library is called short of code, and only then.
 
 use super::{elf_with, fixture, nv_fatbin_bytes};
-use rosetta_env::scan::{scan_embedded, EMBEDDED_SECTIONS};
+use rosetta_env::scan::{look_deeper, EMBEDDED_SECTIONS};
 use rosetta_env::{probe, ComputeCapability, GpuSource, NamedGpu, Options, PythonSource, Verdict};
 
 /// A stub `.nv_fatbin` with only an sm_75 cubin, like cuFFT 12's.
@@ -118,7 +118,7 @@ fn raw_cubins_in_rodata() {
         elf_with(&[(".nv_fatbin", &stub), (".rodata", &rodata)]),
     )
     .unwrap();
-    let e = scan_embedded(&path, 2).expect("found");
+    let e = look_deeper(&path, 2).embedded.expect("found");
     assert_eq!(e.sass, ["sm_90"]);
     assert_eq!(e.modules, 1);
     assert_eq!(e.sections, [".rodata"]);
@@ -128,7 +128,7 @@ fn raw_cubins_in_rodata() {
 
 #[test]
 fn search_crosses_range_borders() {
-    // 40 MiB of .ldata with containers at and across the 16 MiB borders.
+    // 40 MiB of .ldata with containers at and across the search ranges' borders.
     let c = nv_fatbin_bytes("libk_multi.so");
     let mut ldata = vec![0x33u8; 40 << 20];
     let mib = 1usize << 20;
@@ -156,8 +156,60 @@ fn search_crosses_range_borders() {
         elf_with(&[(".nv_fatbin", &sm75_stub()), (".ldata", &ldata)]),
     )
     .unwrap();
-    let e = scan_embedded(&path, 4).expect("found");
+    let e = look_deeper(&path, 4).embedded.expect("found");
     // Each copy of libk_multi's fat binary holds two containers.
     assert_eq!(e.modules, 2 * placed, "{e:?}");
     assert_eq!(e.sass_counts["sm_90a"], 2 * placed);
+}
+
+/// A fat binary with one raw sm_75 cubin holding the given sections.
+fn one_cubin_fatbin(sections: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut cubin = elf_with(sections);
+    cubin[0x12..0x14].copy_from_slice(&190u16.to_le_bytes());
+    cubin.resize(cubin.len().next_multiple_of(8), 0);
+    let mut e = vec![0u8; 64];
+    e[0..2].copy_from_slice(&2u16.to_le_bytes());
+    e[2..4].copy_from_slice(&0x0101u16.to_le_bytes());
+    e[4..8].copy_from_slice(&64u32.to_le_bytes());
+    e[8..16].copy_from_slice(&(cubin.len() as u64).to_le_bytes());
+    e[0x1C..0x20].copy_from_slice(&75u32.to_le_bytes());
+    e[0x28..0x30].copy_from_slice(&0x11u64.to_le_bytes());
+    e.extend(cubin);
+    let mut c = vec![0x50, 0xED, 0x55, 0xBA, 1, 0, 16, 0];
+    c.extend((e.len() as u64).to_le_bytes());
+    c.extend(e);
+    c
+}
+
+/// cuFFTW 12 on the H200: `.nv_fatbin` is one raw sm_75 cubin and nothing
+/// is embedded; a cubin without a `.text.<kernel>` section launches nothing.
+#[test]
+fn kernel_free_stub_is_not_judged() {
+    let d = tempfile::tempdir().unwrap();
+    let stub = one_cubin_fatbin(&[(".nv.info", b"\x04\x2f\x08\x00"), (".nv.global", b"")]);
+    std::fs::write(
+        d.path().join("libcufftw.so.12"),
+        elf_with(&[(".nv_fatbin", &stub)]),
+    )
+    .unwrap();
+    let real = one_cubin_fatbin(&[(".text.kscale", &[0u8; 32]), (".nv.info.kscale", b"")]);
+    std::fs::write(
+        d.path().join("libreal.so"),
+        elf_with(&[(".nv_fatbin", &real)]),
+    )
+    .unwrap();
+    let r = scan(d.path(), &["sm_90"]);
+    let lib = |name: &str| r.libraries.iter().find(|l| l.file_name() == name).unwrap();
+    let stub = lib("libcufftw.so.12");
+    assert!(stub.stub);
+    assert!(stub.targets.is_empty());
+    assert_eq!(stub.verdict_for("sm_90", None), None);
+    assert!(lib("libreal.so").targets["sm_90"] == Verdict::None && !lib("libreal.so").stub);
+    let blamed: Vec<&str> = r
+        .libraries_without_code_for("sm_90")
+        .iter()
+        .map(|l| l.file_name())
+        .collect();
+    assert_eq!(blamed, ["libreal.so"]);
+    assert_eq!(r.problems.len(), 1, "{:#?}", r.problems);
 }
