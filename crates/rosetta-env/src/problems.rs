@@ -99,7 +99,8 @@ fn coverage(r: &EnvReport, driver: Option<CudaVersion>, out: &mut Vec<Problem>) 
         let gpu_words = match (&t.source, &t.name) {
             (TargetSource::Present, Some(n)) => format!("{} ({n})", t.arch),
             (TargetSource::Present, None) => t.arch.clone(),
-            (TargetSource::Named, _) => format!("{} (named with --gpu)", t.arch),
+            (TargetSource::Named, Some(n)) => format!("{} ({n}, named with --gpu)", t.arch),
+            (TargetSource::Named, None) => format!("{} (named with --gpu)", t.arch),
         };
         for lib in &r.libraries {
             let verdict = lib.targets.get(&t.arch).copied().unwrap_or(Verdict::Sass);
