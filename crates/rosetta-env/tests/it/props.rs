@@ -4,7 +4,7 @@
 
 use super::fixture;
 use proptest::prelude::*;
-use rosetta_env::fatbin::walk;
+use rosetta_env::fatbin::{find_embedded, only_stubs, walk};
 use rosetta_env::scan::{scan_source, FileOutcome};
 use rosetta_env::source::Bytes;
 
@@ -50,6 +50,28 @@ proptest! {
             bytes[..6].copy_from_slice(b"\x7fELF\x02\x01");
         }
         let _ = scan_source(&Bytes(&bytes), "x.so");
+    }
+
+    #[test]
+    fn embedded_search_takes_any_bytes(
+        mut bytes in proptest::collection::vec(any::<u8>(), 0..8192),
+        spots in proptest::collection::vec((any::<prop::sample::Index>(), any::<bool>()), 0..6),
+    ) {
+        // Plant container and cubin prefixes at random places.
+        let n = bytes.len();
+        for (at, container) in spots {
+            if n < 8 { break; }
+            let i = at.index(n - 7);
+            let prefix: &[u8] = if container {
+                &[0x50, 0xED, 0x55, 0xBA, 1, 0, 16, 0]
+            } else {
+                b"\x7fELF\x02\x01\x01"
+            };
+            bytes[i..i + prefix.len().min(n - i)].copy_from_slice(&prefix[..prefix.len().min(n - i)]);
+        }
+        let s = find_embedded(&Bytes(&bytes), 0, bytes.len() as u64, 3);
+        prop_assert!(s.entries <= bytes.len() as u64 / 7 + 1);
+        let _ = only_stubs(&Bytes(&bytes), 0, bytes.len() as u64);
     }
 
     #[test]
