@@ -641,7 +641,9 @@ impl<'a> Context<'a> {
                 .or_insert_with(|| s.value.to_string());
         }
         if let Some(m) = self.machine {
-            if let Some((lib, pkg, _, _)) = m.no_code.first() {
+            if let Some((lib, pkg, arch, _)) = m.no_code.first() {
+                vars.entry("missing_arch".into())
+                    .or_insert_with(|| arch.clone());
                 vars.entry("library".into()).or_insert_with(|| lib.clone());
                 vars.entry("package".into()).or_insert_with(|| pkg.clone());
             }
