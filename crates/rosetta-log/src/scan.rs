@@ -366,6 +366,7 @@ impl Scanner {
         }
         let ac = AhoCorasickBuilder::new()
             .match_kind(MatchKind::LeftmostFirst)
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
             .build(&pats)
             .unwrap_or_else(|_| AhoCorasick::new(SERVING).expect("static patterns build"));
         let errors = AhoCorasick::new(ERROR_WORDS)

@@ -1,0 +1,126 @@
+//! Property tests for the parsers of user bytes: the scanner (lines,
+//! normalisation), the prefix parser, the traceback parser and the whole fact
+//! builder. Any input: no panic, line numbers in range, counts exact.
+
+use proptest::prelude::*;
+use rosetta_log::scan::{normalize, Scanner};
+use rosetta_log::{prefix, traceback, LogFacts};
+
+/// Fragments that look like real log lines, to reach deep parser states.
+const FRAGMENTS: &[&str] = &[
+    "Traceback (most recent call last):",
+    "  File \"/x/scheduler.py\", line 12, in process_batch_result_decode",
+    "    result.copy_done.synchronize()",
+    "    ^^^^^^^^^^^^^",
+    "torch.AcceleratorError: CUDA error: device-side assert triggered",
+    "During handling of the above exception, another exception occurred:",
+    "KeyError: 'glm_moe_dsa'",
+    "[2026-02-23 10:00:00 TP3] Scheduler hit an exception: Traceback (most recent call last):",
+    "[rank1]:   File \"a.py\", line 1, in <module>",
+    "(EngineCore_DP0 pid=274) ERROR 06-12 08:49:30 [core.py:700] EngineCore failed to start.",
+    "/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1515: k: block: [0,0,0], thread: [1,0,0] Assertion `srcIndex < srcSelectDimSize` failed.",
+    "[2026-02-23 10:00:00 TP0] Decode batch, #running-req: 1, cuda graph: True",
+    "Loading: 10%\rLoading: 100%\r",
+    "\x1b[1;36m(Worker_TP1 pid=9)\x1b[0;0m WARNING x",
+    "Killed",
+    "server_args=ServerArgs(tp_size=8, mem_fraction_static=0.95)",
+    "W1129 22:27:29.110000 626 torch/distributed/run.py:851] *****",
+    "",
+    "   ",
+];
+
+fn soup() -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(
+        prop_oneof![
+            (0..FRAGMENTS.len()).prop_map(|i| FRAGMENTS[i].as_bytes().to_vec()),
+            prop::collection::vec(any::<u8>(), 0..80),
+        ],
+        0..60,
+    )
+    .prop_map(|parts| {
+        let mut out = Vec::new();
+        for p in parts {
+            out.extend_from_slice(&p);
+            out.push(b'\n');
+        }
+        out
+    })
+}
+
+fn expected_lines(bytes: &[u8]) -> u64 {
+    let nl = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+    if bytes.is_empty() || bytes.last() == Some(&b'\n') {
+        nl
+    } else {
+        nl + 1
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, .. ProptestConfig::default() })]
+
+    #[test]
+    fn scanner_counts_every_line_of_any_bytes(bytes in prop::collection::vec(any::<u8>(), 0..4096)) {
+        let out = Scanner::new(&[]).scan_reader(0, &mut bytes.as_slice());
+        prop_assert_eq!(out.lines, expected_lines(&bytes));
+        prop_assert_eq!(out.bytes, bytes.len() as u64);
+        for r in &out.records {
+            prop_assert!(r.line >= 1 && r.line <= out.lines);
+        }
+    }
+
+    #[test]
+    fn scanner_handles_log_like_soup(bytes in soup()) {
+        let out = Scanner::new(&["glm".to_string()]).scan_reader(0, &mut bytes.as_slice());
+        prop_assert_eq!(out.lines, expected_lines(&bytes));
+        let mut last = 0;
+        for r in &out.records {
+            prop_assert!(r.line > last, "records in order, each line once");
+            last = r.line;
+        }
+    }
+
+    #[test]
+    fn prefix_parser_returns_a_boundary(s in ".{0,200}") {
+        let p = prefix::parse(&s);
+        prop_assert!(p.msg_start <= s.len());
+        prop_assert!(s.is_char_boundary(p.msg_start));
+    }
+
+    #[test]
+    fn normalize_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..2000)) {
+        let (text, _) = normalize(&bytes);
+        prop_assert!(!text.contains('\x1b') || text.matches('\x1b').count() <= bytes.iter().filter(|&&b| b == 0x1b).count());
+    }
+
+    #[test]
+    fn traceback_parser_and_facts_take_any_soup(bytes in soup()) {
+        let out = Scanner::new(&[]).scan_reader(0, &mut bytes.as_slice());
+        let lines = out.lines;
+        let tbs = traceback::collect(&out.records);
+        for t in &tbs {
+            prop_assert!(t.start_line <= t.end_line && t.end_line <= lines);
+        }
+        let facts = LogFacts::build(vec![("x.log".into(), out)], &["H200"]);
+        if let Some(f) = &facts.failure {
+            prop_assert!(f.line >= 1 && f.line <= lines);
+        }
+    }
+}
+
+#[test]
+fn a_traceback_split_across_read_blocks_stays_whole() {
+    // Push the traceback across the scanner's 8 MiB block boundary.
+    let mut log = Vec::new();
+    let filler = b"[2026-01-01 10:00:00 TP0] Decode batch, #running-req: 1, cuda graph: True\n";
+    while log.len() < (8 << 20) - 120 {
+        log.extend_from_slice(filler);
+    }
+    log.extend_from_slice(b"Traceback (most recent call last):\n  File \"/x/a.py\", line 1, in forward_decode\n    y = f(x)\n  File \"/x/b.py\", line 2, in f\n    return g(x)\nRuntimeError: CUDA error: an illegal memory access was encountered\n");
+    let out = Scanner::new(&[]).scan_reader(0, &mut log.as_slice());
+    let facts = LogFacts::build(vec![("x.log".into(), out)], &[]);
+    let f = facts.failure.expect("a failure");
+    assert_eq!(f.class.as_str(), "illegal-memory-access");
+    assert_eq!(f.phase.as_str(), "decode");
+    assert_eq!(f.frames.len(), 2);
+}
