@@ -704,7 +704,7 @@ pub struct Scored {
     /// Hypotheses, most likely first.
     pub hypotheses: Vec<Hypothesis>,
     /// Notes from fired rules (deduplicated), with the line they are about.
-    pub notes: Vec<(String, Option<u64>)>,
+    pub notes: Vec<(String, Option<u64>, Option<String>)>,
 }
 
 /// The ids of the rules that fire on these facts.
@@ -723,9 +723,9 @@ pub fn diagnose(kb: &KnowledgeBase, ctx: &Context) -> Scored {
     for fi in &firings {
         if let Some(n) = &fi.rule.def.note {
             let text = fill(n, &fi.vars);
-            let line = fi.evidence.iter().find_map(|e| e.line);
-            if !scored.notes.iter().any(|(t, _)| *t == text) {
-                scored.notes.push((text, line));
+            let first = fi.evidence.iter().find(|e| e.line.is_some());
+            if !scored.notes.iter().any(|(t, _, _)| *t == text) {
+                scored.notes.push((text, first.and_then(|e| e.line), first.map(|e| e.text.clone())));
             }
         }
     }

@@ -539,6 +539,14 @@ fn classify(sig: &Signals, texts: &[String], source: usize, line: u64, key_line:
     inc
 }
 
+/// Words that make an unlevelled line (sglang's default format has no level) a warning.
+fn warning_words() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| {
+        Regex::new(r"(?i)\bwarn(?:ing)?\b|\bdeprecat\w*|might cause|may cause|will be removed|falling back|fall back to|is not supported, using").unwrap()
+    })
+}
+
 fn warnings(
     templates: &[(usize, HashMap<u64, TemplateStat>)],
     total: &mut u64,
@@ -553,7 +561,8 @@ fn warnings(
                 || ex.contains("UserWarning")
                 || ex.contains("FutureWarning")
                 || ex.contains("DeprecationWarning")
-                || ex.contains("friendly reminder");
+                || ex.contains("friendly reminder")
+                || (t.level.is_none() && warning_words().is_match(ex));
             if !is_warning || ex.trim().is_empty() || ex.trim().chars().all(|c| c == '*') {
                 continue;
             }
