@@ -612,7 +612,7 @@ fn choose_failure(f: &LogFacts) -> (Option<Failure>, Vec<(usize, u64, u64)>) {
     for &i in &roots {
         let x = &f.incidents[i];
         let split = match runs.last().and_then(|r| r.0.last()) {
-            None => Some((x.line, false)),
+            None => Some((1, false)),
             Some(&p) => {
                 let prev = &f.incidents[p];
                 let relaunch = if prev.source == x.source {
@@ -631,7 +631,7 @@ fn choose_failure(f: &LogFacts) -> (Option<Failure>, Vec<(usize, u64, u64)>) {
                 let pause = matches!((prev.time, x.time), (Some(a), Some(b)) if b - a > 300.0);
                 match relaunch {
                     Some(l) => Some((l, true)),
-                    None if pause => Some((x.line, false)),
+                    None if pause => Some((prev.end_line + 1, false)),
                     None => None,
                 }
             }
@@ -651,7 +651,7 @@ fn choose_failure(f: &LogFacts) -> (Option<Failure>, Vec<(usize, u64, u64)>) {
         let (ref incs, start, _) = runs[k];
         let source = f.incidents[incs[0]].source;
         let (_, next_start, next_relaunch) = runs[k + 1];
-        let begin = if k == 0 && next_relaunch { 1 } else { start };
+        let begin = if k == 0 && !next_relaunch { f.incidents[incs[0]].line } else { start };
         if f.incidents[runs[k + 1].0[0]].source == source && next_start > begin {
             other_runs.push((source, begin, next_start - 1));
         }

@@ -55,9 +55,9 @@ pub struct Prefix {
 }
 
 impl Prefix {
-    /// The rank to report: the global rank, else TP, else DP.
+    /// The rank to report: the global rank, else the TP rank.
     pub fn effective_rank(&self) -> Option<u32> {
-        self.rank.or(self.tp).or(self.dp)
+        self.rank.or(self.tp)
     }
 
     /// A key that separates interleaved streams (one per rank or process),
