@@ -106,6 +106,9 @@ pub struct ReleaseAnswer {
     pub note: Option<String>,
     /// Why there is no answer, when something failed.
     pub error: Option<String>,
+    /// Whether that failure was the index being unreachable (not a broken answer).
+    #[serde(skip)]
+    pub unreachable: bool,
 }
 
 /// The releases that bracket the answer.
@@ -338,10 +341,13 @@ impl Sweeper {
                 out.model_types = types;
                 if missing {
                     out.note =
-                        Some("no CONFIG_MAPPING_NAMES found in models/auto/ of this wheel".into());
+                        Some("no model type mapping (CONFIG_MAPPING_NAMES) in this wheel".into());
                 }
             }
-            Err(e) => out.error = Some(e.to_string()),
+            Err(e) => {
+                out.unreachable = e.is_service();
+                out.error = Some(e.to_string());
+            }
         }
         out
     }
@@ -427,13 +433,19 @@ impl<'s> WheelJob<'s> {
         }
         let (entries, cd_offset) = self.entries()?;
         let members = registry::mapping_members(entries.iter().map(|e| e.name.as_str()));
-        let mut texts = Vec::new();
-        for m in &members {
-            if let Some(e) = entries.iter().find(|e| &e.name == m) {
-                let bytes = self.remote()?.member(e, cd_offset)?;
-                texts.push(String::from_utf8_lossy(&bytes).into_owned());
-            }
-        }
+        let wanted: Vec<&Entry> = members
+            .iter()
+            .filter_map(|m| entries.iter().find(|e| &e.name == m))
+            .collect();
+        let texts: Vec<String> = if wanted.is_empty() {
+            Vec::new()
+        } else {
+            self.remote()?
+                .members(&wanted, cd_offset)?
+                .iter()
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .collect()
+        };
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let types = registry::registered_model_types(&refs);
         if let (Some(c), Some(sha)) = (&self.sweeper.cache, self.sha()) {
@@ -486,6 +498,7 @@ fn blank(rel: &Release) -> ReleaseAnswer {
         from_cache: false,
         note: None,
         error: None,
+        unreachable: false,
     }
 }
 
@@ -692,6 +705,7 @@ mod tests {
             from_cache: false,
             note: None,
             error: None,
+            unreachable: false,
         }
     }
 

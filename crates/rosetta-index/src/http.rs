@@ -7,9 +7,14 @@
 //! checks that the bytes are the ones asked for (`Content-Range`).
 
 use crate::error::IndexError;
+use std::collections::HashMap;
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Mutex};
 use std::time::Duration;
-use ureq::http::header;
+use ureq::http::{header, Uri};
+use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver};
+use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 use ureq::ResponseExt;
 
 /// What the `Accept` header asks for: PEP 691 JSON first, HTML as the fallback.
@@ -119,7 +124,11 @@ impl Client {
             .user_agent(concat!("rosetta/", env!("CARGO_PKG_VERSION")))
             .build();
         Ok(Client {
-            agent: ureq::Agent::new_with_config(config),
+            agent: ureq::Agent::with_parts(
+                config,
+                DefaultConnector::default(),
+                CachingResolver::new(opts.connect_timeout),
+            ),
             attempts: opts.attempts.max(1),
         })
     }
@@ -285,6 +294,104 @@ impl Client {
                 Err(e) => return Err(e),
             }
         }
+    }
+}
+
+/// Resolves each host once per client, with a hedged second lookup.
+///
+/// ureq resolves the host on every request, pooled connection or not. Where
+/// the resolver drops one of glibc's parallel A/AAAA queries (a well-known
+/// container and Kubernetes failure), every lookup risks a 5 s stall; with
+/// hundreds of requests per sweep that turned seconds into minutes. Caching
+/// the answer for the client's life makes it one lookup per host, and a
+/// second lookup started after a short wait wins the race when the first one
+/// lost its packet.
+#[derive(Debug)]
+struct CachingResolver {
+    cache: Mutex<HashMap<String, Vec<SocketAddr>>>,
+    /// Serialises lookups so parallel workers wait for one answer.
+    lookup: Mutex<()>,
+    timeout: Duration,
+}
+
+impl CachingResolver {
+    fn new(timeout: Duration) -> CachingResolver {
+        CachingResolver {
+            cache: Mutex::new(HashMap::new()),
+            lookup: Mutex::new(()),
+            timeout,
+        }
+    }
+
+    fn cached(&self, key: &str) -> Option<Vec<SocketAddr>> {
+        self.cache.lock().ok()?.get(key).cloned()
+    }
+
+    fn hedged_lookup(&self, key: &str) -> Result<Vec<SocketAddr>, ureq::Error> {
+        const HEDGE_AFTER: Duration = Duration::from_millis(400);
+        let (tx, rx) = mpsc::channel();
+        let spawn = |tx: mpsc::Sender<std::io::Result<Vec<SocketAddr>>>| {
+            let k = key.to_string();
+            std::thread::spawn(move || {
+                let r = k.to_socket_addrs().map(|it| it.collect::<Vec<_>>());
+                let _ = tx.send(r);
+            });
+        };
+        spawn(tx.clone());
+        let first = match rx.recv_timeout(HEDGE_AFTER) {
+            Ok(r) => Some(r),
+            Err(_) => {
+                spawn(tx);
+                rx.recv_timeout(self.timeout).ok()
+            }
+        };
+        match first {
+            Some(Ok(addrs)) if !addrs.is_empty() => Ok(addrs),
+            Some(Ok(_)) => Err(ureq::Error::HostNotFound),
+            Some(Err(e)) => Err(ureq::Error::Io(e)),
+            None => Err(ureq::Error::HostNotFound),
+        }
+    }
+}
+
+impl Resolver for CachingResolver {
+    fn resolve(
+        &self,
+        uri: &Uri,
+        config: &ureq::config::Config,
+        _timeout: NextTimeout,
+    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
+        let host = uri.host().ok_or(ureq::Error::HostNotFound)?;
+        let port = uri.port_u16().unwrap_or(match uri.scheme_str() {
+            Some("http") => 80,
+            _ => 443,
+        });
+        // IPv6 literals come bracketed in URIs; `to_socket_addrs` wants them bracketed too.
+        let key = format!("{host}:{port}");
+        let addrs = match self.cached(&key) {
+            Some(a) => a,
+            None => {
+                let _guard = self.lookup.lock();
+                match self.cached(&key) {
+                    Some(a) => a,
+                    None => {
+                        let a = self.hedged_lookup(&key)?;
+                        if let Ok(mut c) = self.cache.lock() {
+                            c.insert(key, a.clone());
+                        }
+                        a
+                    }
+                }
+            }
+        };
+        let mut out = self.empty();
+        for a in config.ip_family().keep_wanted(addrs.into_iter()).take(16) {
+            out.push(a);
+        }
+        if out.is_empty() {
+            return Err(ureq::Error::HostNotFound);
+        }
+        Ok(out)
     }
 }
 

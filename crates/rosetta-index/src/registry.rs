@@ -10,14 +10,20 @@
 
 use std::collections::BTreeSet;
 
-/// The members to read, in the wheel's file list: the mapping file and, when
-/// present, `auto_mappings.py`. Empty when the wheel has neither.
+/// The members to read, in the wheel's file list: the mapping file
+/// (`models/auto/configuration_auto.py`, or `configuration_auto.py` at the
+/// package root before 4.0) and, when present, `auto_mappings.py`. Empty when
+/// the wheel has neither.
 pub fn mapping_members<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
     let mut config_auto: Option<&str> = None;
     let mut auto_mappings: Option<&str> = None;
     for n in names {
         let shorter = |cur: Option<&str>| cur.is_none_or(|c| n.len() < c.len());
-        if n.ends_with("models/auto/configuration_auto.py") && shorter(config_auto) {
+        // transformers 2.x-3.x kept it at the package root, 4.0 moved it under models/auto/.
+        if (n.ends_with("/models/auto/configuration_auto.py")
+            || n.matches('/').count() == 1 && n.ends_with("/configuration_auto.py"))
+            && shorter(config_auto)
+        {
             config_auto = Some(n);
         } else if n.ends_with("models/auto/auto_mappings.py") && shorter(auto_mappings) {
             auto_mappings = Some(n);
@@ -241,6 +247,14 @@ x = [k for k in CONFIG_MAPPING_NAMES]
             "transformers/models/auto/auto_mappings.py",
             "transformers/vendored/x/models/auto/configuration_auto.py",
         ];
+        let old = [
+            "transformers/configuration_auto.py",
+            "transformers/x/configuration_auto.py",
+        ];
+        assert_eq!(
+            mapping_members(old.into_iter()),
+            ["transformers/configuration_auto.py"]
+        );
         assert_eq!(
             mapping_members(names.into_iter()),
             [

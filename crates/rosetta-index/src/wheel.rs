@@ -11,9 +11,14 @@ use crate::error::IndexError;
 use crate::http::{Client, RangeRead};
 use crate::zip::{self, EndRecord, EndSearch, Entry};
 
-/// How much of the tail to read first. Holds the whole directory of small
-/// wheels; for large ones the directory's missing head is one more request.
+/// How much of the tail to read first. Holds the whole directory of wheels
+/// up to a few megabytes; for large ones the directory's missing head is one
+/// more request.
 pub const TAIL: u64 = 64 * 1024;
+/// The first read of a wheel under [`SMALL_WHEEL`] bytes, whose directory is small too.
+pub const SMALL_TAIL: u64 = 16 * 1024;
+/// See [`SMALL_TAIL`].
+pub const SMALL_WHEEL: u64 = 2 * 1024 * 1024;
 
 /// A wheel on an index, read lazily.
 #[derive(Debug)]
@@ -173,7 +178,12 @@ impl<'a> RemoteWheel<'a> {
         // The tail: an explicit range when the size is known, else a suffix range.
         let (tail_off, tail) = match self.total {
             Some(total) => {
-                let off = total.saturating_sub(TAIL);
+                let tail = if total < SMALL_WHEEL {
+                    SMALL_TAIL
+                } else {
+                    TAIL
+                };
+                let off = total.saturating_sub(tail);
                 (off, self.bytes(off, total)?)
             }
             None => {
@@ -213,6 +223,38 @@ impl<'a> RemoteWheel<'a> {
             raw,
             entries,
         })
+    }
+
+    /// Reads and decompresses several members, in one request when they lie
+    /// close together (as files of one folder do in a wheel).
+    pub fn members(
+        &mut self,
+        entries: &[&Entry],
+        cd_offset: u64,
+    ) -> Result<Vec<Vec<u8>>, IndexError> {
+        if entries.len() > 1 {
+            let start = entries
+                .iter()
+                .map(|e| e.local_header_offset)
+                .min()
+                .unwrap_or(0);
+            let end = entries
+                .iter()
+                .map(|e| {
+                    e.local_header_offset
+                        .saturating_add(zip::member_read_len(e))
+                })
+                .max()
+                .unwrap_or(0)
+                .min(cd_offset)
+                .min(self.total.unwrap_or(u64::MAX));
+            let wanted: u64 = entries.iter().map(|e| zip::member_read_len(e)).sum();
+            // Worth one request when little in between would be read for nothing.
+            if end > start && end - start <= wanted.saturating_mul(2) + 64 * 1024 {
+                self.bytes(start, end)?;
+            }
+        }
+        entries.iter().map(|e| self.member(e, cd_offset)).collect()
     }
 
     /// Reads and decompresses one member.
