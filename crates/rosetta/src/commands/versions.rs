@@ -107,12 +107,8 @@ pub fn run(args: VersionsArgs) -> Outcome {
     match (&question, args.format) {
         (Question::ModelTypes, Format::Json) => {
             let table = model_type_table(&project, &sweep, &index);
-            let mut buf = Vec::new();
-            let fmt = serde_json::ser::PrettyFormatter::with_indent(b" ");
-            let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
-            serde::Serialize::serialize(&table, &mut ser)?;
-            buf.push(b'\n');
-            out.write_all(&buf)?;
+            out.write_all(&table_json(&table)?)?;
+            out.write_all(b"\n")?;
         }
         (Question::ModelTypes, _) => render_model_types_text(&mut out, &ctx)?,
         (_, Format::Json) => {
@@ -527,6 +523,16 @@ pub fn model_type_table(project: &Project, sweep: &Sweep, index: &IndexSource) -
     }
 }
 
+/// The table as the embedded file spells it: one-space indent, fields in
+/// struct order, model types sorted (a test compares with the embedded copy).
+pub fn table_json(table: &ModelTypeTable) -> serde_json::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    let fmt = serde_json::ser::PrettyFormatter::with_indent(b" ");
+    let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
+    serde::Serialize::serialize(table, &mut ser)?;
+    Ok(buf)
+}
+
 fn render_model_types_text(out: &mut dyn Write, c: &Ctx) -> anyhow::Result<()> {
     let table = model_type_table(c.project, c.sweep, c.index);
     writeln!(out, "{} · {}", c.project.name, c.question_text())?;
@@ -676,6 +682,18 @@ mod tests {
         assert_eq!(human(10), "10 B");
         assert_eq!(human(1536), "1.5 KB");
         assert_eq!(human(10 * 1024 * 1024), "10.0 MB");
+    }
+
+    #[test]
+    fn regenerated_table_format_is_the_embedded_format() {
+        // The embedded copy, re-serialised by this command's writer, is byte for byte itself:
+        // same field order, same indent, same key order. A regenerated file differs only in content.
+        let text = include_str!("../../../../kb/tables/transformers-model-types.json");
+        let table = ModelTypeTable::from_json(text).unwrap();
+        let again = table_json(&table).unwrap();
+        assert_eq!(String::from_utf8(again).unwrap(), text.trim_end());
+        assert!(table.model_types.len() > 800);
+        assert_eq!(table.first_release("glm_moe_dsa"), Some("5.2.0"));
     }
 
     #[test]
