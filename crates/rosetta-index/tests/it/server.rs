@@ -40,7 +40,6 @@ pub struct Counters {
 pub struct Index {
     pub base: String,
     pub counters: Arc<Counters>,
-    pub files: Arc<Mutex<Vec<File>>>,
 }
 
 impl Index {
@@ -75,11 +74,7 @@ pub fn start(project: &str, files: Vec<File>, mode: PageMode, ranges: bool) -> I
             }
         });
     }
-    Index {
-        base,
-        counters,
-        files,
-    }
+    Index { base, counters }
 }
 
 fn serve(
