@@ -4,3 +4,5 @@
 //! Probes return facts; they never print and never fail the whole run when a
 //! part of the machine cannot be read (that becomes a note).
 #![warn(missing_docs)]
+
+pub mod model_config;
