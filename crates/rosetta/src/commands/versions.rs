@@ -149,16 +149,19 @@ fn usage(msg: &str) -> anyhow::Error {
     })
 }
 
-/// Network failures exit 3, everything else 2.
+/// Network failures exit 3 (with a hint at `--offline`), everything else 2.
 fn index_error(e: IndexError) -> anyhow::Error {
-    let code = if e.is_service() {
-        exit::SERVICE
+    let (code, hint) = if e.is_service() {
+        (
+            exit::SERVICE,
+            " (--offline answers from the cache of an earlier run)",
+        )
     } else {
-        exit::BAD_INPUT
+        (exit::BAD_INPUT, "")
     };
     anyhow::Error::new(Coded {
         code,
-        message: e.to_string(),
+        message: format!("{e}{hint}"),
     })
 }
 
