@@ -1,2 +1,40 @@
-//! placeholder
+//! Reading logs: sources (files, stdin, gzip, zstd), the one scanning pass
+//! over the bytes, line prefixes, message templates, Python tracebacks,
+//! events (milestones, warnings, errors) and the log facts the knowledge base
+//! reasons over.
 #![warn(missing_docs)]
+
+pub mod error;
+pub mod extract;
+pub mod facts;
+pub mod prefix;
+pub mod scan;
+pub mod signals;
+pub mod source;
+pub mod traceback;
+
+pub use error::LogError;
+pub use facts::{Failure, Incident, LogFacts, Milestone, WarningLine};
+pub use scan::Scanner;
+
+use std::path::{Path, PathBuf};
+
+/// Reads and scans every input (stdin when `paths` is empty), then builds the facts.
+/// `extra_literals` (from the knowledge base) make more lines worth keeping;
+/// `gpu_names` lets the extractor recognise GPUs.
+pub fn read_logs(
+    paths: &[PathBuf],
+    extra_literals: &[String],
+    gpu_names: &[&str],
+) -> Result<LogFacts, LogError> {
+    let scanner = Scanner::new(extra_literals);
+    let stdin = [PathBuf::from("-")];
+    let paths: &[PathBuf] = if paths.is_empty() { &stdin } else { paths };
+    let mut scans = Vec::with_capacity(paths.len());
+    for (i, p) in paths.iter().enumerate() {
+        let mut src = source::Source::open(Path::new(p))?;
+        let out = scanner.scan_reader(i, &mut src.reader);
+        scans.push((p.clone(), out));
+    }
+    Ok(LogFacts::build(scans, gpu_names))
+}

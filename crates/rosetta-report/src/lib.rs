@@ -1,2 +1,13 @@
-//! placeholder
+//! The report of `rosetta diagnose` (the JSON contract of `triage-schema.md`)
+//! and its renderers: text for a terminal, JSON, Markdown for pasting into an
+//! upstream issue, HTML for a standalone page. Renderers only lay out what the
+//! report holds; nothing here decides a cause.
 #![warn(missing_docs)]
+
+mod model;
+mod redact;
+mod render;
+
+pub use model::*;
+pub use redact::redact;
+pub use render::{render, Format, Style};

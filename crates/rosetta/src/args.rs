@@ -94,15 +94,21 @@ pub struct EnvArgs {
     /// Scan these `.so` files or folders instead of a Python environment.
     #[arg(long, value_name = "PATH", num_args = 1..)]
     pub scan: Vec<PathBuf>,
-    /// Judge libraries against these GPU archs (e.g. `sm_120`, `12.0`) as well as the GPUs present.
+    /// Judge libraries against these GPU archs (e.g. `sm_120`, `12.0`, `H200`) as well as the GPUs present.
     #[arg(long, value_name = "ARCH")]
     pub gpu: Vec<String>,
-    /// Output format.
+    /// Output format (text, json or markdown).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// When to use colour.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+    /// Show how many cubins / PTX entries each arch has (`sm_90×444`), as `cuobjdump --list-elf` counts them.
+    #[arg(long)]
+    pub counts: bool,
+    /// Files read in parallel (default: the number of CPUs, 16 to 64).
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
 }
 
 #[derive(Debug, clap::Args)]

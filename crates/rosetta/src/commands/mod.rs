@@ -4,4 +4,5 @@
 pub mod config;
 pub mod diagnose;
 pub mod env;
+pub mod env_facts;
 pub mod versions;

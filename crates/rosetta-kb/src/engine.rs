@@ -1,0 +1,863 @@
+//! Matching rules against facts, and scoring the causes. A rule fires when
+//! all its conditions hold; each condition that holds on a line brings that
+//! line as evidence. A cause's score is the noisy-OR of the weights of its
+//! fired rules, lowered by rules against it; confidences are the scores
+//! normalised. Facts come in through `Context`; no rule reads a file.
+
+use crate::rule::{Cost, Kind, Rule};
+use crate::tables::{GpuTable, Known, ModelTypeTable};
+use crate::KnowledgeBase;
+use pep440_rs::Version;
+use regex::{Captures, Regex};
+use rosetta_log::scan::Record;
+use rosetta_log::LogFacts;
+use rosetta_report::{Evidence, Hypothesis};
+use rosetta_schema::{Cause, FailureClass};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::str::FromStr;
+
+/// What `rosetta env` knows about the machine that crashed, reduced to what rules ask.
+#[derive(Debug, Clone, Default)]
+pub struct Machine {
+    /// GPUs present: (name, arch like `sm_90`).
+    pub gpus: Vec<(String, String)>,
+    /// Installed distributions: normalised name -> version.
+    pub packages: BTreeMap<String, String>,
+    /// Libraries with no code for a GPU present: (library path, package, arch missing, archs it has).
+    pub no_code: Vec<(String, String, String, Vec<String>)>,
+    /// torch's CUDA version when it is newer than the driver's (torch cuda, driver cuda).
+    pub torch_cuda_newer_than_driver: Option<(String, String)>,
+}
+
+/// A rule that fired, with what it saw.
+#[derive(Debug, Clone)]
+pub struct Firing<'k> {
+    /// The rule.
+    pub rule: &'k Rule,
+    /// Lines (and machine facts) that support it.
+    pub evidence: Vec<Evidence>,
+    /// Named captures of its patterns, and the values its template may use.
+    pub vars: HashMap<String, String>,
+}
+
+/// Facts as rules see them.
+pub struct Context<'a> {
+    log: &'a LogFacts,
+    machine: Option<&'a Machine>,
+    /// Distinct lines (one record per template), in log order.
+    lines: Vec<&'a Record>,
+    gpu_archs: Vec<(String, Evidence)>,
+    versions: BTreeMap<String, (String, Option<Evidence>)>,
+    failure_text: String,
+    frames_text: Vec<String>,
+    file_names: Vec<String>,
+    multi_input: bool,
+}
+
+fn arch_number(arch: &str) -> Option<u32> {
+    let d: String = arch
+        .trim_start_matches("sm_")
+        .trim_start_matches("sm")
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
+    if arch.starts_with("sm") {
+        d.parse().ok()
+    } else {
+        None
+    }
+}
+
+impl<'a> Context<'a> {
+    /// Builds the rules' view of the facts.
+    pub fn new(log: &'a LogFacts, machine: Option<&'a Machine>) -> Context<'a> {
+        let file_names: Vec<String> = log
+            .inputs
+            .iter()
+            .map(|i| i.name.display().to_string())
+            .collect();
+        let multi_input = log.inputs.len() > 1;
+        let ev = |source: usize, line: u64, text: String| Evidence {
+            line: Some(line),
+            file: multi_input.then(|| file_names.get(source).cloned().unwrap_or_default()),
+            text,
+        };
+        let mut seen = HashSet::new();
+        let elsewhere = |r: &Record| {
+            log.other_runs
+                .iter()
+                .any(|&(s, a, b)| r.source == s && a <= r.line && r.line <= b)
+        };
+        let lines: Vec<&Record> = log
+            .records
+            .iter()
+            .filter(|r| !elsewhere(r) && seen.insert((r.template, r.source)))
+            .collect();
+
+        let table = GpuTable::embedded();
+        let mut gpu_archs: Vec<(String, Evidence)> = Vec::new();
+        for g in &log.extracted.gpus {
+            if let Some(info) = table.lookup(&g.value) {
+                if let Some(arch) = info.arch() {
+                    if !gpu_archs.iter().any(|(a, _)| *a == arch) {
+                        gpu_archs.push((
+                            arch.clone(),
+                            ev(g.source, g.line, format!("GPU {} = {}", g.value, arch)),
+                        ));
+                    }
+                }
+            }
+        }
+        for cc in &log.extracted.compute_capabilities {
+            if let Some(arch) = crate::tables::cc_to_sm(&cc.value) {
+                if !gpu_archs.iter().any(|(a, _)| *a == arch) {
+                    gpu_archs.push((
+                        arch.clone(),
+                        ev(
+                            cc.source,
+                            cc.line,
+                            format!("compute capability {} = {}", cc.value, arch),
+                        ),
+                    ));
+                }
+            }
+        }
+        if let Some(m) = machine {
+            for (name, arch) in &m.gpus {
+                if !gpu_archs.iter().any(|(a, _)| a == arch) {
+                    gpu_archs.push((
+                        arch.clone(),
+                        Evidence {
+                            line: None,
+                            file: None,
+                            text: format!("GPU {name} = {arch} (rosetta env)"),
+                        },
+                    ));
+                }
+            }
+        }
+        let mut versions: BTreeMap<String, (String, Option<Evidence>)> = BTreeMap::new();
+        for (k, v) in &log.extracted.versions {
+            versions.insert(
+                k.clone(),
+                (
+                    v.value.clone(),
+                    Some(ev(v.source, v.line, format!("{k} {}", v.value))),
+                ),
+            );
+        }
+        if let Some(m) = machine {
+            for (k, v) in &m.packages {
+                versions.entry(k.clone()).or_insert((
+                    v.clone(),
+                    Some(Evidence {
+                        line: None,
+                        file: None,
+                        text: format!("{k} {v} installed (rosetta env)"),
+                    }),
+                ));
+            }
+        }
+        let (failure_text, frames_text) = match log.failure_incident() {
+            Some(inc) => {
+                let mut t = inc.message.clone();
+                if let Some(ex) = &inc.exception {
+                    for x in &ex.extra {
+                        t.push('\n');
+                        t.push_str(x);
+                    }
+                }
+                if let Some(c) = &inc.cause_of {
+                    t.push('\n');
+                    t.push_str(c);
+                }
+                let frames = inc
+                    .frames
+                    .iter()
+                    .map(|f| {
+                        format!(
+                            "{} {} {}",
+                            f.file,
+                            f.function,
+                            f.code.as_deref().unwrap_or("")
+                        )
+                    })
+                    .collect();
+                (t, frames)
+            }
+            None => (
+                log.failure
+                    .as_ref()
+                    .map(|f| f.message.clone())
+                    .unwrap_or_default(),
+                Vec::new(),
+            ),
+        };
+        Context {
+            log,
+            machine,
+            lines,
+            gpu_archs,
+            versions,
+            failure_text,
+            frames_text,
+            file_names,
+            multi_input,
+        }
+    }
+
+    fn evidence(&self, source: usize, line: u64, text: &str) -> Evidence {
+        Evidence {
+            line: Some(line),
+            file: self
+                .multi_input
+                .then(|| self.file_names.get(source).cloned().unwrap_or_default()),
+            text: text.trim().chars().take(300).collect(),
+        }
+    }
+
+    /// The message of the retained line at (source, line).
+    fn record_text(&self, source: usize, line: u64) -> Option<&'a str> {
+        let recs = &self.log.records;
+        let i = recs.partition_point(|r| (r.source, r.line) < (source, line));
+        recs.get(i)
+            .filter(|r| r.source == source && r.line == line)
+            .map(|r| r.message())
+    }
+
+    fn failure_evidence(&self) -> Option<Evidence> {
+        let f = self.log.failure.as_ref()?;
+        Some(self.evidence(f.source, f.line, &f.message))
+    }
+
+    /// A line matching `re`: the first one at or before the failure, else the first.
+    fn find_line(&self, re: &Regex) -> Option<(&'a Record, Captures<'a>)> {
+        let limit = self
+            .log
+            .failure_incident()
+            .map(|i| (i.source, i.end_line + 12));
+        let mut first: Option<(&'a Record, Captures<'a>)> = None;
+        for r in &self.lines {
+            if let Some(c) = re.captures(r.message()) {
+                let before = limit.is_none_or(|(s, l)| r.source != s || r.line <= l);
+                if before {
+                    return Some((r, c));
+                }
+                if first.is_none() {
+                    first = Some((r, c));
+                }
+            }
+        }
+        first
+    }
+
+    fn arg(&self, key: &str) -> Option<&rosetta_log::extract::Located<String>> {
+        self.log.extracted.args.get(key)
+    }
+
+    fn arg_true(&self, key: &str) -> bool {
+        self.arg(key).is_some_and(|v| {
+            matches!(
+                v.value.to_ascii_lowercase().as_str(),
+                "true" | "1" | "yes" | "on"
+            )
+        })
+    }
+
+    /// A derived fact, with the evidence for it.
+    fn fact(&self, name: &str) -> (bool, Vec<Evidence>) {
+        let log = self.log;
+        let f = log.failure.as_ref();
+        match name {
+            "asynchronous" => (f.is_some_and(|f| f.asynchronous), vec![]),
+            "position-overflow" => {
+                let p = &log.extracted.positions;
+                let mut ev = Vec::new();
+                if let Some(l) = &p.limit {
+                    ev.push(self.evidence(
+                        l.source,
+                        l.line,
+                        &format!("position limit {}", l.value),
+                    ));
+                }
+                if let Some(s) = &p.max_seen {
+                    ev.push(self.evidence(s.source, s.line, &format!("position {} used", s.value)));
+                }
+                if let Some(pl) = &p.planned {
+                    ev.push(self.evidence(
+                        pl.source,
+                        pl.line,
+                        &format!("prompt + new tokens = {}", pl.value),
+                    ));
+                }
+                if let Some(w) = &p.exceeded_warning {
+                    ev.push(self.evidence(w.source, w.line, &w.value));
+                }
+                (p.overflow(), ev)
+            }
+            "multi-rank" => {
+                let tp = [
+                    "tp_size",
+                    "dp_size",
+                    "ep_size",
+                    "pp_size",
+                    "world_size",
+                    "nproc_per_node",
+                ]
+                .iter()
+                .any(|k| {
+                    self.arg(k)
+                        .is_some_and(|v| v.value.parse::<u32>().is_ok_and(|n| n > 1))
+                });
+                (
+                    tp || f.is_some_and(|f| f.ranks.len() > 1)
+                        || log
+                            .records
+                            .iter()
+                            .any(|r| r.prefix.effective_rank().is_some_and(|x| x > 0)),
+                    vec![],
+                )
+            }
+            "cuda-graph-on" => (
+                !(self.arg_true("disable_cuda_graph") || self.arg_true("enforce_eager")),
+                vec![],
+            ),
+            "traceback" => (
+                log.failure_incident().is_some_and(|i| !i.frames.is_empty()),
+                vec![],
+            ),
+            "serving" | "ready-before-failure" => {
+                let Some(f) = f else { return (false, vec![]) };
+                let ready = log.milestones.iter().find(|m| {
+                    m.source == f.source
+                        && m.line < f.line
+                        && (m.label == "ready"
+                            || (name == "serving"
+                                && matches!(m.label, "decode" | "prefill" | "request" | "serving")))
+                });
+                match ready {
+                    Some(m) => {
+                        let text = self.record_text(m.source, m.line).unwrap_or(m.label);
+                        (true, vec![self.evidence(m.source, m.line, text)])
+                    }
+                    None => (false, vec![]),
+                }
+            }
+            "new-arch" => self.arch_fact(|n| n >= 100),
+            "old-arch" => self.arch_fact(|n| n <= 75),
+            "gpu-known" => (
+                !self.gpu_archs.is_empty(),
+                self.gpu_archs
+                    .iter()
+                    .map(|(_, e)| e.clone())
+                    .take(1)
+                    .collect(),
+            ),
+            "amd" => {
+                let gfx = self.gpu_archs.iter().any(|(a, _)| a.starts_with("gfx"))
+                    || log
+                        .extracted
+                        .arch_mentions
+                        .iter()
+                        .any(|a| a.value.starts_with("gfx"));
+                let hip = self.failure_text.contains("HIP")
+                    || self.failure_text.contains("hip")
+                    || self.failure_text.contains("ROCm");
+                (gfx || hip, vec![])
+            }
+            "model-type-unknown" => {
+                let table = ModelTypeTable::embedded();
+                let Some((tv, tev)) = self.versions.get("transformers") else {
+                    return (false, vec![]);
+                };
+                for mt in &log.extracted.model_types {
+                    if let Known::NotYet { first } = table.knows(&mt.value, tv) {
+                        let mut ev = vec![self.evidence(
+                            mt.source,
+                            mt.line,
+                            &format!(
+                                "model type {} first appears in transformers {first}",
+                                mt.value
+                            ),
+                        )];
+                        ev.extend(tev.clone());
+                        return (true, ev);
+                    }
+                }
+                (false, vec![])
+            }
+            "env:no-code-for-gpu" => match self.machine {
+                Some(m) if !m.no_code.is_empty() => (
+                    true,
+                    m.no_code
+                        .iter()
+                        .take(3)
+                        .map(|(lib, pkg, arch, have)| Evidence {
+                            line: None,
+                            file: None,
+                            text: format!(
+                                "{lib} ({pkg}) has no code for {arch}; it carries {}",
+                                have.join(", ")
+                            ),
+                        })
+                        .collect(),
+                ),
+                _ => (false, vec![]),
+            },
+            "env:torch-cuda-newer-than-driver" => match self
+                .machine
+                .and_then(|m| m.torch_cuda_newer_than_driver.as_ref())
+            {
+                Some((t, d)) => (
+                    true,
+                    vec![Evidence {
+                        line: None,
+                        file: None,
+                        text: format!(
+                            "torch built for CUDA {t}, driver supports CUDA {d} (rosetta env)"
+                        ),
+                    }],
+                ),
+                None => (false, vec![]),
+            },
+            "cascade-ranks" => (
+                f.is_some_and(|f| f.ranks.len() > 1) || log.incidents.len() > 1,
+                vec![],
+            ),
+            _ => (false, vec![]),
+        }
+    }
+
+    fn arch_fact(&self, pred: impl Fn(u32) -> bool) -> (bool, Vec<Evidence>) {
+        for (a, e) in &self.gpu_archs {
+            if arch_number(a).is_some_and(&pred) {
+                return (true, vec![e.clone()]);
+            }
+        }
+        (false, vec![])
+    }
+
+    /// Evaluates one rule.
+    pub fn eval<'k>(&self, rule: &'k Rule) -> Option<Firing<'k>> {
+        let w = &rule.def.when;
+        let log = self.log;
+        let f = log.failure.as_ref();
+        let mut ev: Vec<Evidence> = Vec::new();
+        let mut vars: HashMap<String, String> = HashMap::new();
+        let take = |c: &Captures, re: &Regex, vars: &mut HashMap<String, String>| {
+            for name in re.capture_names().flatten() {
+                if let Some(m) = c.name(name) {
+                    vars.entry(name.to_string())
+                        .or_insert_with(|| m.as_str().to_string());
+                }
+            }
+            for i in 1..c.len() {
+                if let Some(m) = c.get(i) {
+                    vars.entry(i.to_string())
+                        .or_insert_with(|| m.as_str().to_string());
+                }
+            }
+        };
+        if !w.class.is_empty() && !f.is_some_and(|f| w.class.contains(&f.class)) {
+            return None;
+        }
+        if !w.phase.is_empty() && !f.is_some_and(|f| w.phase.contains(&f.phase)) {
+            return None;
+        }
+        if !w.framework.is_empty()
+            && !log
+                .extracted
+                .framework
+                .as_ref()
+                .is_some_and(|fw| w.framework.iter().any(|x| x == fw))
+        {
+            return None;
+        }
+        if !w.exception.is_empty() {
+            let ex = log.failure_incident().and_then(|i| i.exception.as_ref());
+            if !ex.is_some_and(|e| {
+                w.exception
+                    .iter()
+                    .any(|x| x == e.short_type() || *x == e.type_name)
+            }) {
+                return None;
+            }
+        }
+        if let Some(re) = &rule.message {
+            let c = re.captures(&self.failure_text)?;
+            take(&c, re, &mut vars);
+            ev.extend(self.failure_evidence());
+        }
+        if let Some(re) = &rule.frames {
+            let hit = self
+                .frames_text
+                .iter()
+                .rev()
+                .find_map(|t| re.captures(t).map(|c| (t, c)));
+            let (t, c) = hit?;
+            take(&c, re, &mut vars);
+            if let Some(inc) = log.failure_incident() {
+                ev.push(self.evidence(inc.source, inc.line, &format!("frame: {}", t.trim())));
+            }
+        }
+        if !w.gpu_arch.is_empty() {
+            let m = self
+                .gpu_archs
+                .iter()
+                .find(|(a, _)| w.gpu_arch.iter().any(|p| arch_matches(p, a)))?;
+            vars.insert("gpu_arch".into(), m.0.clone());
+            ev.push(m.1.clone());
+        }
+        if !w.model_type.is_empty() {
+            let mt = log
+                .extracted
+                .model_types
+                .iter()
+                .find(|m| w.model_type.contains(&m.value))?;
+            vars.insert("model_type".into(), mt.value.clone());
+            ev.push(self.evidence(mt.source, mt.line, &format!("model type {}", mt.value)));
+        }
+        for (key, re) in &rule.args {
+            let a = self.arg(key)?;
+            if !re.is_match(&a.value) {
+                return None;
+            }
+            vars.insert(format!("arg:{key}"), a.value.clone());
+            ev.push(self.evidence(a.source, a.line, &format!("{key}={}", a.value)));
+        }
+        if !rule.any_args.is_empty() {
+            let (key, a) = rule.any_args.iter().find_map(|(k, re)| {
+                self.arg(k)
+                    .filter(|a| re.is_match(&a.value))
+                    .map(|a| (k, a))
+            })?;
+            vars.insert("flag".into(), key.clone());
+            vars.insert("value".into(), a.value.clone());
+            ev.push(self.evidence(a.source, a.line, &format!("{key}={}", a.value)));
+        }
+        for key in &w.no_args {
+            if self.arg(key).is_some_and(|v| {
+                !matches!(
+                    v.value.to_ascii_lowercase().as_str(),
+                    "false" | "0" | "none" | "no"
+                )
+            }) {
+                return None;
+            }
+        }
+        for (pkg, spec) in &rule.versions {
+            let (v, e) = self.versions.get(pkg)?;
+            let ver = Version::from_str(v.split('+').next().unwrap_or(v)).ok()?;
+            if !spec.contains(&ver) {
+                return None;
+            }
+            vars.insert(format!("version:{pkg}"), v.clone());
+            ev.extend(e.clone());
+        }
+        for re in &rule.lines {
+            let (r, c) = self.find_line(re)?;
+            take(&c, re, &mut vars);
+            ev.push(self.evidence(r.source, r.line, r.message()));
+        }
+        if !rule.any_lines.is_empty() {
+            let (r, c, re) = rule
+                .any_lines
+                .iter()
+                .find_map(|re| self.find_line(re).map(|(r, c)| (r, c, re)))?;
+            take(&c, re, &mut vars);
+            ev.push(self.evidence(r.source, r.line, r.message()));
+        }
+        for re in &rule.not_lines {
+            if self.lines.iter().any(|r| re.is_match(r.message())) {
+                return None;
+            }
+        }
+        for name in &w.facts {
+            let (ok, e) = self.fact(name);
+            if !ok {
+                return None;
+            }
+            ev.extend(e);
+        }
+        for name in &w.not_facts {
+            if self.fact(name).0 {
+                return None;
+            }
+        }
+        if let Some(spec) = &rule.model_type_since {
+            let table = ModelTypeTable::embedded();
+            let mut candidates: Vec<String> = log
+                .extracted
+                .model_types
+                .iter()
+                .map(|m| m.value.clone())
+                .collect();
+            if let Some(c) = vars.get("model_type") {
+                candidates.insert(0, c.clone());
+            }
+            let hit = candidates.into_iter().find_map(|mt| {
+                let first = table.first_release(&mt)?.to_string();
+                let v = Version::from_str(&first).ok()?;
+                spec.contains(&v).then_some((mt, first))
+            })?;
+            vars.insert("model_type".into(), hit.0);
+            vars.insert("first_release".into(), hit.1);
+        }
+        // Values templates may use.
+        if let Some(f) = f {
+            vars.entry("class".into())
+                .or_insert_with(|| f.class.to_string());
+            vars.entry("phase".into())
+                .or_insert_with(|| f.phase.to_string());
+        }
+        if let Some((a, e)) = self.gpu_archs.first() {
+            vars.entry("gpu_arch".into()).or_insert_with(|| a.clone());
+            vars.entry("gpu".into()).or_insert_with(|| {
+                e.text
+                    .trim_start_matches("GPU ")
+                    .split(" = ")
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            });
+        }
+        if let Some(mt) = log.extracted.model_types.first() {
+            vars.entry("model_type".into())
+                .or_insert_with(|| mt.value.clone());
+        }
+        if let Some(mt) = vars.get("model_type").cloned() {
+            if let Some(first) = ModelTypeTable::embedded().first_release(&mt) {
+                vars.entry("first_release".into())
+                    .or_insert_with(|| first.to_string());
+            }
+        }
+        let p = &log.extracted.positions;
+        if let Some(l) = &p.limit {
+            vars.entry("limit".into())
+                .or_insert_with(|| l.value.to_string());
+        }
+        if let Some(s) = &p.max_seen {
+            vars.entry("max_position".into())
+                .or_insert_with(|| s.value.to_string());
+        }
+        if let Some(m) = self.machine {
+            if let Some((lib, pkg, _, _)) = m.no_code.first() {
+                vars.entry("library".into()).or_insert_with(|| lib.clone());
+                vars.entry("package".into()).or_insert_with(|| pkg.clone());
+            }
+        }
+        for (k, a) in &log.extracted.args {
+            vars.entry(format!("arg:{k}"))
+                .or_insert_with(|| a.value.clone());
+        }
+        for (k, (v, _)) in &self.versions {
+            vars.entry(format!("version:{k}"))
+                .or_insert_with(|| v.clone());
+        }
+        Some(Firing {
+            rule,
+            evidence: ev,
+            vars,
+        })
+    }
+}
+
+/// `sm_120` matches `sm_120`; `sm_12x` matches `sm_120` and `sm_121`.
+fn arch_matches(pattern: &str, arch: &str) -> bool {
+    match pattern.strip_suffix('x') {
+        Some(prefix) if pattern.starts_with("sm_") => arch.starts_with(prefix),
+        _ => pattern == arch,
+    }
+}
+
+/// Fills `{name}` placeholders; unknown names become `?`.
+pub fn fill(template: &str, vars: &HashMap<String, String>) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(i) = rest.find('{') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        match after.find('}') {
+            Some(j) if j > 0 && !after[..j].split('|').next().unwrap_or(" ").contains(' ') => {
+                let (key, default) = match after[..j].split_once('|') {
+                    Some((k, d)) => (k, d),
+                    None => (&after[..j], "?"),
+                };
+                out.push_str(vars.get(key).map(String::as_str).unwrap_or(default));
+                rest = &after[j + 1..];
+            }
+            _ => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// What scoring produces.
+#[derive(Debug, Default)]
+pub struct Scored {
+    /// Hypotheses, most likely first.
+    pub hypotheses: Vec<Hypothesis>,
+    /// Notes from fired rules (deduplicated), with the line they are about.
+    pub notes: Vec<(String, Option<u64>)>,
+}
+
+/// The ids of the rules that fire on these facts.
+pub fn fired<'k>(kb: &'k KnowledgeBase, ctx: &Context) -> Vec<&'k str> {
+    kb.rules
+        .iter()
+        .filter(|r| ctx.eval(r).is_some())
+        .map(|r| r.id())
+        .collect()
+}
+
+/// Evaluates every rule and scores the causes.
+pub fn diagnose(kb: &KnowledgeBase, ctx: &Context) -> Scored {
+    let firings: Vec<Firing> = kb.rules.iter().filter_map(|r| ctx.eval(r)).collect();
+    let mut scored = Scored::default();
+    for fi in &firings {
+        if let Some(n) = &fi.rule.def.note {
+            let text = fill(n, &fi.vars);
+            let line = fi.evidence.iter().find_map(|e| e.line);
+            if !scored.notes.iter().any(|(t, _)| *t == text) {
+                scored.notes.push((text, line));
+            }
+        }
+    }
+    if ctx.log.failure.is_none() {
+        return scored;
+    }
+    let mut by_cause: BTreeMap<Cause, Vec<&Firing>> = BTreeMap::new();
+    let mut against: HashMap<Cause, f64> = HashMap::new();
+    for fi in &firings {
+        match fi.rule.def.kind {
+            Kind::Cause => by_cause.entry(fi.rule.def.cause).or_default().push(fi),
+            Kind::Against => {
+                let a = against.entry(fi.rule.def.cause).or_insert(0.0);
+                *a = 1.0 - (1.0 - *a) * (1.0 - fi.rule.def.weight);
+            }
+            Kind::Note => {}
+        }
+    }
+    let mut rows: Vec<(f64, f64, Cause, Vec<&Firing>)> = Vec::new();
+    for (cause, mut fs) in by_cause {
+        fs.sort_by(|a, b| {
+            b.rule
+                .def
+                .weight
+                .partial_cmp(&a.rule.def.weight)
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        let miss: f64 = fs.iter().map(|f| 1.0 - f.rule.def.weight).product();
+        let score = (1.0 - miss) * (1.0 - against.get(&cause).copied().unwrap_or(0.0));
+        let top = fs[0].rule.def.weight;
+        rows.push((score, top, cause, fs));
+    }
+    rows.retain(|r| r.0 > 0.0);
+    rows.sort_by(|a, b| {
+        b.0.partial_cmp(&a.0)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal))
+            .then(a.2.cmp(&b.2))
+    });
+    let total: f64 = rows.iter().map(|r| r.0).sum();
+    for (score, _, cause, fs) in rows {
+        let best = fs[0];
+        let mut evidence: Vec<Evidence> = Vec::new();
+        for f in &fs {
+            for e in &f.evidence {
+                if !evidence
+                    .iter()
+                    .any(|x| x.line == e.line && x.text == e.text)
+                    && evidence.len() < 8
+                {
+                    evidence.push(e.clone());
+                }
+            }
+        }
+        let mut tries: Vec<(Cost, String)> = Vec::new();
+        for f in &fs {
+            for x in &f.rule.def.experiments {
+                let text = format!("{}  ({})", fill(&x.action, &f.vars), x.cost.words());
+                let text = match &x.tells {
+                    Some(t) => format!("{text}: {}", fill(t, &f.vars)),
+                    None => text,
+                };
+                if !tries.iter().any(|(_, t)| *t == text) {
+                    tries.push((x.cost, text));
+                }
+            }
+        }
+        tries.sort_by_key(|(c, _)| *c);
+        let mut references: Vec<String> = Vec::new();
+        for f in &fs {
+            for r in &f.rule.def.references {
+                if !references.contains(r) {
+                    references.push(r.clone());
+                }
+            }
+        }
+        scored.hypotheses.push(Hypothesis {
+            cause,
+            rule: best.rule.id().to_string(),
+            confidence: if total > 0.0 {
+                (score / total * 100.0).round() / 100.0
+            } else {
+                0.0
+            },
+            summary: fill(&best.rule.def.summary, &best.vars),
+            why: best.rule.def.why.as_ref().map(|w| fill(w, &best.vars)),
+            evidence,
+            experiments: tries.into_iter().map(|(_, t)| t).collect(),
+            references,
+            also_rules: fs[1..].iter().map(|f| f.rule.id().to_string()).collect(),
+        });
+    }
+    if scored.hypotheses.is_empty() {
+        if let Some(f) = &ctx.log.failure {
+            scored.hypotheses.push(Hypothesis {
+                cause: Cause::Unknown,
+                rule: "no-rule-fired".into(),
+                confidence: 1.0,
+                summary: format!(
+                    "no rule of the knowledge base explains a {} in {}",
+                    f.class, f.phase
+                ),
+                why: None,
+                evidence: ctx.failure_evidence().into_iter().collect(),
+                experiments: vec![],
+                references: vec![],
+                also_rules: vec![],
+            });
+        }
+    }
+    let _ = FailureClass::None;
+    scored
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_fill_and_survive_braces() {
+        let mut v = HashMap::new();
+        v.insert("arg:tp_size".to_string(), "8".to_string());
+        assert_eq!(
+            fill("tp={arg:tp_size} {missing} {not a key}", &v),
+            "tp=8 ? {not a key}"
+        );
+        assert_eq!(fill("{gpu_arch|this GPU}", &v), "this GPU");
+    }
+
+    #[test]
+    fn arch_patterns() {
+        assert!(arch_matches("sm_12x", "sm_120"));
+        assert!(arch_matches("sm_12x", "sm_121"));
+        assert!(!arch_matches("sm_12x", "sm_100"));
+        assert!(arch_matches("sm_90", "sm_90"));
+    }
+}

@@ -1,0 +1,96 @@
+//! The knowledge base as loaded: the embedded rules plus any `--kb DIR`
+//! folders. A later rule with the same id replaces an earlier one, so a user
+//! can override a built-in rule.
+
+use crate::error::KbError;
+use crate::rule::Rule;
+use std::path::{Path, PathBuf};
+
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/embedded_rules.rs"));
+}
+
+/// Loaded rules.
+#[derive(Debug, Clone, Default)]
+pub struct KnowledgeBase {
+    /// Rules, in load order.
+    pub rules: Vec<Rule>,
+}
+
+impl KnowledgeBase {
+    /// The built-in rules.
+    pub fn embedded() -> Result<KnowledgeBase, KbError> {
+        let mut kb = KnowledgeBase::default();
+        for (rel, text) in embedded::EMBEDDED {
+            let path = PathBuf::from("kb/rules").join(rel);
+            kb.add(Rule::parse(&path, text)?);
+        }
+        Ok(kb)
+    }
+
+    /// The number of built-in rule files.
+    pub fn embedded_count() -> usize {
+        embedded::EMBEDDED.len()
+    }
+
+    /// Adds every `*.toml` under a folder (recursively).
+    pub fn add_dir(&mut self, dir: &Path) -> Result<usize, KbError> {
+        let mut files = Vec::new();
+        collect(dir, &mut files)?;
+        let n = files.len();
+        for f in files {
+            let text = std::fs::read_to_string(&f).map_err(|source| KbError::Read {
+                path: f.clone(),
+                source,
+            })?;
+            self.add(Rule::parse(&f, &text)?);
+        }
+        Ok(n)
+    }
+
+    fn add(&mut self, rule: Rule) {
+        if let Some(i) = self.rules.iter().position(|r| r.id() == rule.id()) {
+            self.rules[i] = rule;
+        } else {
+            self.rules.push(rule);
+        }
+    }
+
+    /// Literals the scanner should look for so that rule lines are kept.
+    pub fn literals(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .rules
+            .iter()
+            .filter_map(|r| r.literals())
+            .flatten()
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), KbError> {
+    let meta = std::fs::metadata(dir).map_err(|source| KbError::Read {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    if meta.is_file() {
+        out.push(dir.to_path_buf());
+        return Ok(());
+    }
+    let rd = std::fs::read_dir(dir).map_err(|source| KbError::Read {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            collect(&p, out)?;
+        } else if p.extension().is_some_and(|e| e == "toml") {
+            out.push(p);
+        }
+    }
+    Ok(())
+}

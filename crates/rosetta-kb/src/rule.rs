@@ -1,0 +1,472 @@
+//! The rule format: one TOML file per rule under `kb/rules/<cause>/`, with
+//! conditions on facts, a weight, text templates, experiments and
+//! references. This module parses and checks rules (regexes compile, version
+//! specifiers parse, words are from the vocabulary); matching is `engine`'s.
+
+use crate::error::KbError;
+use pep440_rs::VersionSpecifiers;
+use regex::Regex;
+use rosetta_schema::{Cause, FailureClass, Phase};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+/// What a rule produces when it fires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// Evidence for its cause.
+    #[default]
+    Cause,
+    /// Evidence against its cause.
+    Against,
+    /// A note about a message (no cause).
+    Note,
+}
+
+/// How much an experiment costs, cheapest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Cost {
+    /// Read something already there (a log line, a file, `nvidia-smi`).
+    Look,
+    /// A quick command or script, no restart of the server.
+    Check,
+    /// Set an environment variable and restart.
+    Env,
+    /// Change a launch flag and restart.
+    Restart,
+    /// Install or pin a package.
+    Reinstall,
+    /// Rebuild a kernel or extension from source.
+    Rebuild,
+    /// Change the driver, container image or hardware.
+    Infra,
+}
+
+impl Cost {
+    /// Words for people.
+    pub fn words(self) -> &'static str {
+        match self {
+            Cost::Look => "look",
+            Cost::Check => "quick check",
+            Cost::Env => "env var + restart",
+            Cost::Restart => "one restart",
+            Cost::Reinstall => "reinstall",
+            Cost::Rebuild => "rebuild",
+            Cost::Infra => "infra change",
+        }
+    }
+}
+
+/// One experiment.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Experiment {
+    /// What to do (a flag, a command, an env var).
+    #[serde(rename = "do")]
+    pub action: String,
+    /// Rough cost.
+    pub cost: Cost,
+    /// What the outcome tells apart.
+    #[serde(default)]
+    pub tells: Option<String>,
+}
+
+/// Conditions, all of which must hold (each list is "any of").
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct When {
+    /// Failure class, any of.
+    #[serde(default)]
+    pub class: Vec<FailureClass>,
+    /// Failure phase, any of.
+    #[serde(default)]
+    pub phase: Vec<Phase>,
+    /// Framework, any of (`sglang`, `vllm`, `tensorrt-llm`, `llama.cpp`, `tgi`, `ollama`, `pytorch`).
+    #[serde(default)]
+    pub framework: Vec<String>,
+    /// GPU arch, any of (`sm_120`); `sm_10x` style prefixes end in `x`.
+    #[serde(default)]
+    pub gpu_arch: Vec<String>,
+    /// Model type named in the log, any of.
+    #[serde(default)]
+    pub model_type: Vec<String>,
+    /// A model type in the log (or captured as `model_type`) whose first transformers release matches.
+    #[serde(default)]
+    pub model_type_since: Option<String>,
+    /// Exception short type, any of.
+    #[serde(default)]
+    pub exception: Vec<String>,
+    /// Regex on the failure message (and the exception's extra lines).
+    #[serde(default)]
+    pub message: Option<String>,
+    /// Regex on any frame of the failure (`file function code`).
+    #[serde(default)]
+    pub frames: Option<String>,
+    /// Launch args: key -> regex on the value; all must match.
+    #[serde(default)]
+    pub args: BTreeMap<String, String>,
+    /// Launch args: key -> regex on the value; at least one must match.
+    #[serde(default)]
+    pub any_args: BTreeMap<String, String>,
+    /// Launch args that must be absent or false.
+    #[serde(default)]
+    pub no_args: Vec<String>,
+    /// Versions: package -> PEP 440 specifiers; all must match.
+    #[serde(default)]
+    pub versions: BTreeMap<String, String>,
+    /// Regexes that must each match some line.
+    #[serde(default)]
+    pub lines: Vec<String>,
+    /// Regexes of which at least one must match some line.
+    #[serde(default)]
+    pub any_lines: Vec<String>,
+    /// Regexes none of which may match any line.
+    #[serde(default)]
+    pub not_lines: Vec<String>,
+    /// Derived facts that must hold.
+    #[serde(default)]
+    pub facts: Vec<String>,
+    /// Derived facts that must not hold.
+    #[serde(default)]
+    pub not_facts: Vec<String>,
+}
+
+/// The derived facts a rule may name.
+pub const FACTS: &[(&str, &str)] = &[
+    ("asynchronous", "the CUDA error is reported asynchronously"),
+    (
+        "position-overflow",
+        "positions reach or pass the model's position limit",
+    ),
+    (
+        "multi-rank",
+        "more than one rank (tp/dp/ep > 1, or several ranks in the log)",
+    ),
+    (
+        "cuda-graph-on",
+        "CUDA graphs are on (not disabled, not eager)",
+    ),
+    ("traceback", "the failure has a Python traceback"),
+    (
+        "serving",
+        "the server was serving requests before the failure",
+    ),
+    (
+        "ready-before-failure",
+        "the server reached ready before the failure",
+    ),
+    ("new-arch", "the GPU is sm_100 or newer"),
+    ("old-arch", "the GPU is sm_75 or older"),
+    ("amd", "the GPU is AMD (ROCm / HIP)"),
+    ("gpu-known", "the GPU's arch is known"),
+    (
+        "model-type-unknown",
+        "a model type in the log is unknown to the transformers version in the log",
+    ),
+    (
+        "env:no-code-for-gpu",
+        "(--env) a CUDA library has no code for the GPU present",
+    ),
+    (
+        "env:torch-cuda-newer-than-driver",
+        "(--env) torch is built for a newer CUDA than the driver supports",
+    ),
+    ("cascade-ranks", "other ranks failed after the first one"),
+];
+
+/// A rule as written in its file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleFile {
+    /// Id, equal to the file name.
+    pub id: String,
+    /// The cause it supports (or opposes).
+    pub cause: Cause,
+    /// Cause, against, note.
+    #[serde(default)]
+    pub kind: Kind,
+    /// Evidence strength, 0..1.
+    #[serde(default)]
+    pub weight: f64,
+    /// One line; may use `{placeholders}`.
+    #[serde(default)]
+    pub summary: String,
+    /// Why the evidence points here.
+    #[serde(default)]
+    pub why: Option<String>,
+    /// A note added to the report when the rule fires.
+    #[serde(default)]
+    pub note: Option<String>,
+    /// The conditions.
+    #[serde(default)]
+    pub when: When,
+    /// Experiments.
+    #[serde(default, rename = "try")]
+    pub experiments: Vec<Experiment>,
+    /// Sources.
+    #[serde(default)]
+    pub references: Vec<String>,
+}
+
+/// A rule, checked and compiled.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// The file it came from.
+    pub path: PathBuf,
+    /// The rule as written.
+    pub def: RuleFile,
+    /// Compiled `message`.
+    pub message: Option<Regex>,
+    /// Compiled `frames`.
+    pub frames: Option<Regex>,
+    /// Compiled `args`.
+    pub args: Vec<(String, Regex)>,
+    /// Compiled `any_args`.
+    pub any_args: Vec<(String, Regex)>,
+    /// Compiled `versions`.
+    pub versions: Vec<(String, VersionSpecifiers)>,
+    /// Compiled `model_type_since`.
+    pub model_type_since: Option<VersionSpecifiers>,
+    /// Compiled `lines`.
+    pub lines: Vec<Regex>,
+    /// Compiled `any_lines`.
+    pub any_lines: Vec<Regex>,
+    /// Compiled `not_lines`.
+    pub not_lines: Vec<Regex>,
+}
+
+fn compile(path: &Path, field: &str, pattern: &str) -> Result<Regex, KbError> {
+    Regex::new(pattern).map_err(|e| KbError::Field {
+        path: path.to_path_buf(),
+        field: field.to_string(),
+        message: format!(
+            "invalid regex: {}",
+            e.to_string().lines().last().unwrap_or("")
+        ),
+    })
+}
+
+fn specifiers(path: &Path, field: &str, spec: &str) -> Result<VersionSpecifiers, KbError> {
+    VersionSpecifiers::from_str(spec).map_err(|e| KbError::Field {
+        path: path.to_path_buf(),
+        field: field.to_string(),
+        message: format!("invalid version specifier `{spec}`: {e}"),
+    })
+}
+
+impl Rule {
+    /// Parses and checks one rule file's text.
+    pub fn parse(path: &Path, text: &str) -> Result<Rule, KbError> {
+        let def: RuleFile = toml::from_str(text).map_err(|e| KbError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string().trim().replace('\n', " "),
+        })?;
+        let field = |f: &str, m: String| KbError::Field {
+            path: path.to_path_buf(),
+            field: f.to_string(),
+            message: m,
+        };
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+        if !stem.is_empty() && stem != def.id {
+            return Err(field(
+                "id",
+                format!("`{}` must equal the file name `{}`", def.id, stem),
+            ));
+        }
+        if def.id.is_empty()
+            || !def
+                .id
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        {
+            return Err(field(
+                "id",
+                format!("`{}` must be kebab-case (a-z, 0-9, -)", def.id),
+            ));
+        }
+        if def.kind != Kind::Note && !(0.0..=1.0).contains(&def.weight) {
+            return Err(field("weight", format!("{} is outside 0..1", def.weight)));
+        }
+        if def.kind != Kind::Note && def.weight == 0.0 {
+            return Err(field(
+                "weight",
+                "a cause or against rule needs a weight above 0".into(),
+            ));
+        }
+        if def.kind == Kind::Cause && def.summary.trim().is_empty() {
+            return Err(field("summary", "a cause rule needs a summary".into()));
+        }
+        if def.kind == Kind::Note && def.note.is_none() {
+            return Err(field("note", "a note rule needs a note".into()));
+        }
+        for f in def.when.facts.iter().chain(&def.when.not_facts) {
+            if !FACTS.iter().any(|(n, _)| n == f) {
+                let valid: Vec<&str> = FACTS.iter().map(|(n, _)| *n).collect();
+                return Err(field(
+                    "when.facts",
+                    format!("unknown fact `{f}` (valid: {})", valid.join(", ")),
+                ));
+            }
+        }
+        let w = &def.when;
+        let message = w
+            .message
+            .as_deref()
+            .map(|p| compile(path, "when.message", p))
+            .transpose()?;
+        let frames = w
+            .frames
+            .as_deref()
+            .map(|p| compile(path, "when.frames", p))
+            .transpose()?;
+        let args = w
+            .args
+            .iter()
+            .map(|(k, p)| Ok((k.clone(), compile(path, &format!("when.args.{k}"), p)?)))
+            .collect::<Result<_, KbError>>()?;
+        let any_args = w
+            .any_args
+            .iter()
+            .map(|(k, p)| Ok((k.clone(), compile(path, &format!("when.any_args.{k}"), p)?)))
+            .collect::<Result<_, KbError>>()?;
+        let versions = w
+            .versions
+            .iter()
+            .map(|(k, s)| {
+                Ok((
+                    k.clone(),
+                    specifiers(path, &format!("when.versions.{k}"), s)?,
+                ))
+            })
+            .collect::<Result<_, KbError>>()?;
+        let model_type_since = w
+            .model_type_since
+            .as_deref()
+            .map(|s| specifiers(path, "when.model_type_since", s))
+            .transpose()?;
+        let lines = w
+            .lines
+            .iter()
+            .map(|p| compile(path, "when.lines", p))
+            .collect::<Result<_, _>>()?;
+        let any_lines = w
+            .any_lines
+            .iter()
+            .map(|p| compile(path, "when.any_lines", p))
+            .collect::<Result<_, _>>()?;
+        let not_lines = w
+            .not_lines
+            .iter()
+            .map(|p| compile(path, "when.not_lines", p))
+            .collect::<Result<_, _>>()?;
+        Ok(Rule {
+            path: path.to_path_buf(),
+            def,
+            message,
+            frames,
+            args,
+            any_args,
+            versions,
+            model_type_since,
+            lines,
+            any_lines,
+            not_lines,
+        })
+    }
+
+    /// The rule's id.
+    pub fn id(&self) -> &str {
+        &self.def.id
+    }
+
+    /// Literals that a line matching one of this rule's line patterns must hold,
+    /// so the scanner keeps such lines. `None` when a pattern is too general to prefilter.
+    pub fn literals(&self) -> Option<Vec<String>> {
+        let mut out = Vec::new();
+        for p in self.def.when.lines.iter().chain(&self.def.when.any_lines) {
+            out.extend(required_literals(p)?);
+        }
+        Some(out)
+    }
+}
+
+/// Literals such that every match of `pattern` contains one of them.
+pub fn required_literals(pattern: &str) -> Option<Vec<String>> {
+    use regex_syntax::hir::literal::{ExtractKind, Extractor};
+    let hir = regex_syntax::parse(pattern).ok()?;
+    for kind in [ExtractKind::Prefix, ExtractKind::Suffix] {
+        let mut ex = Extractor::new();
+        ex.kind(kind).limit_total(256);
+        let mut seq = ex.extract(&hir);
+        seq.optimize_for_prefix_by_preference();
+        if let Some(lits) = seq.literals() {
+            let words: Vec<String> = lits
+                .iter()
+                .map(|l| String::from_utf8_lossy(l.as_bytes()).into_owned())
+                .collect();
+            if !words.is_empty() && words.iter().all(|w| w.len() >= 3) && words.len() <= 128 {
+                return Some(words);
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rule_parses_and_checks() {
+        let text = r#"
+id = "x-rule"
+cause = "kernel-bug"
+weight = 0.3
+summary = "a kernel"
+[when]
+class = ["illegal-memory-access"]
+versions = { torch = ">=2.8" }
+lines = ["illegal memory access"]
+[[try]]
+do = "CUDA_LAUNCH_BLOCKING=1"
+cost = "env"
+"#;
+        let r = Rule::parse(Path::new("kb/rules/kernel-bug/x-rule.toml"), text).unwrap();
+        assert_eq!(r.def.when.class, vec![FailureClass::IllegalMemoryAccess]);
+        assert_eq!(
+            r.literals().unwrap(),
+            vec!["illegal memory access".to_string()]
+        );
+    }
+
+    #[test]
+    fn errors_name_file_field_and_valid_words() {
+        let e = Rule::parse(
+            Path::new("a.toml"),
+            "id = \"a\"\ncause = \"gpu-melted\"\nweight = 0.1\nsummary = \"s\"",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("a.toml") && e.contains("gpu-melted"), "{e}");
+        let e = Rule::parse(Path::new("b.toml"), "id = \"b\"\ncause = \"kernel-bug\"\nweight = 0.1\nsummary = \"s\"\n[when]\nlines = [\"(\"]").unwrap_err().to_string();
+        assert!(e.contains("when.lines") && e.contains("b.toml"), "{e}");
+        let e = Rule::parse(Path::new("c.toml"), "id = \"c\"\ncause = \"kernel-bug\"\nweight = 0.1\nsummary = \"s\"\n[when]\nversions = { torch = \"~~2\" }").unwrap_err().to_string();
+        assert!(e.contains("when.versions.torch"), "{e}");
+        let e = Rule::parse(
+            Path::new("d.toml"),
+            "id = \"other\"\ncause = \"kernel-bug\"\nweight = 0.1\nsummary = \"s\"",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("file name"), "{e}");
+    }
+
+    #[test]
+    fn general_patterns_have_no_literal() {
+        assert!(required_literals(r".*").is_none());
+        assert!(required_literals(r"(?i)unsupported arch").is_some());
+    }
+}

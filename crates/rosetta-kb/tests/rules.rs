@@ -1,0 +1,221 @@
+//! Every rule carries its own logs: `<id>.fires.log` must make it fire (and
+//! put its cause among the hypotheses, or its note among the notes) and
+//! `<id>.quiet.log`, a near miss, must leave it silent. This harness turns
+//! each file into a named test, plus one lint test over the whole knowledge base.
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use rosetta_kb::rule::{Kind, Rule};
+use rosetta_kb::{Context, KnowledgeBase};
+use std::path::{Path, PathBuf};
+
+fn rules_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kb/rules")
+}
+
+fn rule_files() -> Vec<PathBuf> {
+    fn walk(d: &Path, out: &mut Vec<PathBuf>) {
+        let mut es: Vec<PathBuf> = std::fs::read_dir(d)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        es.sort();
+        for p in es {
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|e| e == "toml") {
+                out.push(p);
+            }
+        }
+    }
+    let mut v = Vec::new();
+    walk(&rules_dir(), &mut v);
+    v
+}
+
+fn run_log(
+    kb: &KnowledgeBase,
+    log: &Path,
+) -> Result<(Vec<String>, rosetta_report::Report), Failed> {
+    let names: Vec<&str> = rosetta_kb::tables::GpuTable::embedded().names().collect();
+    let facts = rosetta_log::read_logs(&[log.to_path_buf()], &kb.literals(), &names)
+        .map_err(|e| Failed::from(e.to_string()))?;
+    // A rule about the machine carries `<id>.fires.env.json` / `<id>.quiet.env.json`
+    // (a `rosetta env --format json` report) beside its logs.
+    let env = log.with_extension("env.json");
+    let machine = if env.exists() {
+        let text = std::fs::read_to_string(&env).map_err(|e| Failed::from(e.to_string()))?;
+        Some(
+            rosetta_kb::Machine::from_env_json(&text)
+                .map_err(|e| Failed::from(format!("{}: {e}", env.display())))?,
+        )
+    } else {
+        None
+    };
+    let ctx = Context::new(&facts, machine.as_ref());
+    let fired = rosetta_kb::engine::fired(kb, &ctx)
+        .into_iter()
+        .map(String::from)
+        .collect();
+    Ok((
+        fired,
+        rosetta_kb::report::build(kb, &facts, machine.as_ref()),
+    ))
+}
+
+fn check_fires(kb: &KnowledgeBase, rule: &Rule, log: &Path) -> Result<(), Failed> {
+    let (fired, report) = run_log(kb, log)?;
+    if !fired.iter().any(|f| f == rule.id()) {
+        let failure = report
+            .failure
+            .as_ref()
+            .map(|f| format!("{} / {}", f.class, f.phase))
+            .unwrap_or_else(|| "no failure".into());
+        return Err(format!(
+            "{} did not fire on {} (failure: {failure}; fired: {})",
+            rule.id(),
+            log.display(),
+            fired.join(", ")
+        )
+        .into());
+    }
+    match rule.def.kind {
+        Kind::Cause => {
+            let h = report.hypotheses.iter().find(|h| h.cause == rule.def.cause);
+            let carried = h.is_some_and(|h| {
+                h.rule == rule.id() || h.also_rules.iter().any(|r| r == rule.id())
+            });
+            if !carried {
+                return Err(format!(
+                    "{} fired but its cause {} is not carried by it in the report",
+                    rule.id(),
+                    rule.def.cause
+                )
+                .into());
+            }
+        }
+        Kind::Note => {
+            if report.notes.is_empty() {
+                return Err(format!("{} fired but the report has no notes", rule.id()).into());
+            }
+        }
+        Kind::Against => {}
+    }
+    Ok(())
+}
+
+fn check_quiet(kb: &KnowledgeBase, rule: &Rule, log: &Path) -> Result<(), Failed> {
+    let (fired, _) = run_log(kb, log)?;
+    if fired.iter().any(|f| f == rule.id()) {
+        return Err(format!("{} fired on its quiet log {}", rule.id(), log.display()).into());
+    }
+    Ok(())
+}
+
+fn lint(files: &[PathBuf]) -> Result<(), Failed> {
+    let mut problems = Vec::new();
+    let mut ids = std::collections::HashSet::new();
+    for f in files {
+        let text = std::fs::read_to_string(f).map_err(|e| Failed::from(e.to_string()))?;
+        let rule = match Rule::parse(f, &text) {
+            Ok(r) => r,
+            Err(e) => {
+                problems.push(e.to_string());
+                continue;
+            }
+        };
+        if !ids.insert(rule.id().to_string()) {
+            problems.push(format!("{}: duplicate id {}", f.display(), rule.id()));
+        }
+        let dir = f
+            .parent()
+            .and_then(|p| p.file_name())
+            .and_then(|n| n.to_str())
+            .unwrap_or("");
+        if dir != rule.def.cause.as_str() {
+            problems.push(format!(
+                "{}: lives in `{dir}/` but its cause is `{}`",
+                f.display(),
+                rule.def.cause
+            ));
+        }
+        if !f.with_extension("fires.log").exists() {
+            problems.push(format!(
+                "{}: no {}.fires.log beside it",
+                f.display(),
+                rule.id()
+            ));
+        }
+        if rule.def.references.is_empty() {
+            problems.push(format!("{}: no references", f.display()));
+        }
+        if rule.literals().is_none() {
+            problems.push(format!(
+                "{}: a `lines`/`any_lines` pattern has no literal of 3+ characters to prefilter on",
+                f.display()
+            ));
+        }
+        let w = &rule.def.when;
+        let conditions = !(w.class.is_empty()
+            && w.lines.is_empty()
+            && w.any_lines.is_empty()
+            && w.message.is_none()
+            && w.facts.is_empty());
+        if !conditions {
+            problems.push(format!(
+                "{}: no condition on class, lines, message or facts: it would fire on everything",
+                f.display()
+            ));
+        }
+    }
+    if files.is_empty() {
+        problems.push("no rules found".into());
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n").into())
+    }
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let files = rule_files();
+    let kb = match KnowledgeBase::embedded() {
+        Ok(kb) => kb,
+        Err(e) => {
+            eprintln!("built-in knowledge base does not load: {e}");
+            std::process::exit(101);
+        }
+    };
+    let kb = std::sync::Arc::new(kb);
+    let mut trials = vec![{
+        let files = files.clone();
+        Trial::test("kb_lint", move || lint(&files))
+    }];
+    for f in &files {
+        let Ok(text) = std::fs::read_to_string(f) else {
+            continue;
+        };
+        let Ok(rule) = Rule::parse(f, &text) else {
+            continue;
+        };
+        let id = rule.id().to_string();
+        let fires = f.with_extension("fires.log");
+        let quiet = f.with_extension("quiet.log");
+        if fires.exists() {
+            let (kb, rule) = (kb.clone(), rule.clone());
+            trials.push(Trial::test(format!("{id}::fires"), move || {
+                check_fires(&kb, &rule, &fires)
+            }));
+        }
+        if quiet.exists() {
+            let (kb, rule) = (kb.clone(), rule.clone());
+            trials.push(Trial::test(format!("{id}::quiet"), move || {
+                check_quiet(&kb, &rule, &quiet)
+            }));
+        }
+    }
+    libtest_mimic::run(&args, trials).exit();
+}

@@ -1,0 +1,546 @@
+//! Facts named in the log text itself: launch arguments (sglang's
+//! `ServerArgs(...)` and dict forms, vLLM's `non-default args` and
+//! `Namespace(...)`, command-line flags), versions of the stack, GPUs and
+//! archs, model types and architectures, and position limits versus the
+//! positions used. Each fact keeps the line it came from. This module reads
+//! retained records; it does not judge what the facts mean.
+
+use crate::scan::Record;
+use regex::Regex;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+/// A value with the line it was read from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Located<T> {
+    /// The value.
+    pub value: T,
+    /// Input file index.
+    pub source: usize,
+    /// 1-based line.
+    pub line: u64,
+}
+
+/// Launch arguments: canonical key -> value (Python repr unquoted).
+pub type Args = BTreeMap<String, Located<String>>;
+
+/// Position limits and positions used.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Positions {
+    /// The model's position limit (`max_position_embeddings`, `n_positions`, ...).
+    pub limit: Option<Located<u64>>,
+    /// The largest position the log shows being used.
+    pub max_seen: Option<Located<u64>>,
+    /// prompt length + new tokens requested, when both are printed.
+    pub planned: Option<Located<u64>>,
+    /// The framework itself said the limit was exceeded.
+    pub exceeded_warning: Option<Located<String>>,
+}
+
+impl Positions {
+    /// Positions reach or pass the limit.
+    pub fn overflow(&self) -> bool {
+        if self.exceeded_warning.is_some() {
+            return true;
+        }
+        let Some(limit) = &self.limit else {
+            return false;
+        };
+        let seen = self.max_seen.as_ref().map_or(0, |s| s.value + 1);
+        let planned = self.planned.as_ref().map_or(0, |p| p.value);
+        seen.max(planned) > limit.value
+    }
+}
+
+/// Everything this module extracts.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Extracted {
+    /// Launch arguments.
+    pub args: Args,
+    /// Package / stack versions: `torch`, `transformers`, `vllm`, `sglang`, `cuda`, `nccl`, `driver`, ...
+    pub versions: BTreeMap<String, Located<String>>,
+    /// GPU names as printed.
+    pub gpus: Vec<Located<String>>,
+    /// Compute capabilities printed (`9.0`).
+    pub compute_capabilities: Vec<Located<String>>,
+    /// `sm_XX` / `gfxNNN` mentioned anywhere (kernel targets as well as devices).
+    pub arch_mentions: Vec<Located<String>>,
+    /// Model types named.
+    pub model_types: Vec<Located<String>>,
+    /// Architectures (`GlmMoeDsaForCausalLM`) named.
+    pub architectures: Vec<Located<String>>,
+    /// Model path or name.
+    pub model: Option<Located<String>>,
+    /// Position limits and use.
+    pub positions: Positions,
+    /// The framework the log comes from.
+    pub framework: Option<String>,
+}
+
+struct Patterns {
+    server_args: Regex,
+    dict_args: Regex,
+    namespace: Regex,
+    v1_config: Regex,
+    command: Regex,
+    flag: Regex,
+    versions: Vec<(&'static str, Regex)>,
+    cuda_pair: Regex,
+    torch_cu: Regex,
+    cc: Regex,
+    arch: Regex,
+    model_type: Regex,
+    architecture: Regex,
+    limit: Regex,
+    pos: Regex,
+    prompt_len: Regex,
+    new_tokens: Regex,
+    exceeded: Regex,
+    final_pos: Regex,
+}
+
+fn patterns() -> &'static Patterns {
+    static P: OnceLock<Patterns> = OnceLock::new();
+    P.get_or_init(|| Patterns {
+        server_args: Regex::new(r"server_args=ServerArgs\((.*)\)\s*$").unwrap(),
+        dict_args: Regex::new(r"(?:server_args=|non-default args:\s*|engine args:\s*)(\{.*\})\s*$").unwrap(),
+        namespace: Regex::new(r"(?:args|Namespace):?\s*Namespace\((.*)\)\s*$").unwrap(),
+        v1_config: Regex::new(r"with config:\s*(.*)$").unwrap(),
+        command: Regex::new(r"(?:^|\s)(?:\$ |>>> )?(?:python3?(?:\.\d+)? (?:-m )?\S*|vllm serve|trtllm-serve|llama-server|llama-cli|text-generation-launcher|torchrun|sglang\.launch_server|ollama run|docker run)\b").unwrap(),
+        flag: Regex::new(r#"(?:^|\s)--([a-zA-Z][\w-]*)(?:[ =]((?:"[^"]*"|'[^']*'|[^\s-][^\s]*)))?"#).unwrap(),
+        versions: vec![
+            ("transformers", Regex::new(r"(?i)\btransformers(?: version)?(?:==|[:= ]\s*|\s+v)v?(\d+\.\d+(?:\.\d+)?(?:\.?(?:dev|rc|post)\d+)?)\b").unwrap()),
+            ("torch", Regex::new(r"(?i)\b(?:py)?torch(?: version)?(?:==|[:= ]\s*)v?(\d+\.\d+\.\d+(?:\+\w+)?(?:\.?(?:dev|rc|post)\d+)?)").unwrap()),
+            ("vllm", Regex::new(r"(?i)\bvllm(?: API server)?(?: version)?(?:==|[:= ]\s*|\s*v)?v?(\d+\.\d+\.\d+(?:\.?(?:post|rc|dev)\d+)?(?:\+\w+)?)").unwrap()),
+            ("sglang", Regex::new(r"(?i)\bsglang(?: version)?(?:==|[:= ]\s*|\s+v)v?(\d+\.\d+\.\d+(?:\.?(?:post|rc|dev)\d+)?)").unwrap()),
+            ("nccl", Regex::new(r"(?i)\bNCCL(?: version)?(?:==|[:= ]\s*)v?(\d+\.\d+\.\d+)").unwrap()),
+            ("triton", Regex::new(r"(?i)\btriton(?: version)?(?:==|[:= ]\s*)v?(\d+\.\d+\.\d+)").unwrap()),
+            ("flashinfer", Regex::new(r"(?i)\bflashinfer(?:[_-]python)?(?: version)?(?:==|[:= ]\s*)v?(\d+\.\d+\.\d+(?:\.?post\d+)?)").unwrap()),
+            ("driver", Regex::new(r"(?i)\bdriver(?: version)?[:= ]\s*(\d{3}\.\d+(?:\.\d+)?)").unwrap()),
+            ("cuda", Regex::new(r"(?i)\bcuda(?: version| runtime)?[:= (]\s*(\d{2}\.\d)\b").unwrap()),
+            ("tensorrt_llm", Regex::new(r"(?i)\btensorrt[_-]llm(?: version)?(?:==|[:= ]\s*)v?(\d+\.\d+\.\d+\w*)").unwrap()),
+            ("ollama", Regex::new(r"(?i)\bollama(?: version)?(?: is)?(?:==|[:= ]\s*)v?(\d+\.\d+\.\d+)").unwrap()),
+            ("python", Regex::new(r"\bpython(3\.\d+)\b").unwrap()),
+        ],
+        cuda_pair: Regex::new(r"\bruntime (\d{4,5}), driver (\d{4,5})").unwrap(),
+        torch_cu: Regex::new(r"\+cu(\d{2,3})\b").unwrap(),
+        cc: Regex::new(r"(?i)compute capability:?\s*\(?(\d{1,2})\.(\d)").unwrap(),
+        arch: Regex::new(r"\b(sm_?\d{2,3}[af]?|gfx\d{3,4}[a-z]?)\b").unwrap(),
+        model_type: Regex::new(r#"(?:\bmodel type |model_type['"]?\s*[=:]\s*['"]?|model type `)([a-z][a-z0-9_]+)"#).unwrap(),
+        architecture: Regex::new(r"\b([A-Z][A-Za-z0-9]+For(?:CausalLM|ConditionalGeneration|SequenceClassification|MaskedLM))\b").unwrap(),
+        limit: Regex::new(r"(?i)\b(?:max_position_embeddings|n_positions|max_positions|max_position|n_ctx_train|max_seq_len(?:gth)?|seq_length|model_max_length)\s*[=:]\s*(\d+)").unwrap(),
+        pos: Regex::new(r"(?i)\b(?:pos|position|positions|max_pos)\s*[=:]\s*(\d+)").unwrap(),
+        prompt_len: Regex::new(r"(?i)\b(?:prompt_len|prompt_length|input_len|#new-token|prompt tokens)\s*[=:]\s*(\d+)").unwrap(),
+        new_tokens: Regex::new(r#"(?i)\b(?:max_new_tokens|max_tokens)"?\s*[=:]\s*(\d+)"#).unwrap(),
+        exceeded: Regex::new(r"(?i)exceeded the model's predefined maximum length \((\d+)\)|longer than the specified maximum sequence length for this model \((\d+) > (\d+)\)|position(?:s)? (?:id )?(\d+) (?:is )?(?:out of range|exceeds)").unwrap(),
+        final_pos: Regex::new(r"(?i)final position (\d+)").unwrap(),
+    })
+}
+
+/// Canonical names for common aliases of the same flag across frameworks.
+fn canonical_key(k: &str) -> String {
+    let k = k
+        .trim()
+        .trim_matches(|c| c == '\'' || c == '"')
+        .replace('-', "_")
+        .to_ascii_lowercase();
+    match k.as_str() {
+        "tp" | "tensor_parallel_size" | "tp_size" => "tp_size".into(),
+        "dp" | "data_parallel_size" | "dp_size" => "dp_size".into(),
+        "ep" | "ep_size" | "expert_parallel_size" => "ep_size".into(),
+        "pp" | "pipeline_parallel_size" | "pp_size" => "pp_size".into(),
+        "model" | "model_path" | "model_name_or_path" => "model_path".into(),
+        "context_length" | "max_model_len" | "context_len" | "max_seq_len" => {
+            "context_length".into()
+        }
+        _ => k,
+    }
+}
+
+/// Splits a Python repr's top level on commas (brackets and quotes respected).
+fn split_top(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut quote: Option<char> = None;
+    let mut start = 0;
+    let mut prev = '\0';
+    for (i, c) in s.char_indices() {
+        match quote {
+            Some(q) => {
+                if c == q && prev != '\\' {
+                    quote = None;
+                }
+            }
+            None => match c {
+                '\'' | '"' => quote = Some(c),
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    out.push(&s[start..i]);
+                    start = i + 1;
+                }
+                _ => {}
+            },
+        }
+        prev = c;
+    }
+    if start < s.len() {
+        out.push(&s[start..]);
+    }
+    out
+}
+
+fn unquote(v: &str) -> String {
+    let v = v.trim();
+    if v.len() >= 2
+        && ((v.starts_with('\'') && v.ends_with('\'')) || (v.starts_with('"') && v.ends_with('"')))
+    {
+        return v[1..v.len() - 1].to_string();
+    }
+    v.to_string()
+}
+
+fn put_args(args: &mut Args, body: &str, sep: char, source: usize, line: u64) {
+    for part in split_top(body) {
+        let Some((k, v)) = part.split_once(sep) else {
+            continue;
+        };
+        let key = canonical_key(k);
+        if key.is_empty() || key.len() > 80 || key.contains(' ') {
+            continue;
+        }
+        // A relaunch prints its arguments again: the last dump wins.
+        args.insert(
+            key,
+            Located {
+                value: unquote(v).chars().take(500).collect(),
+                source,
+                line,
+            },
+        );
+    }
+}
+
+fn push_unique(list: &mut Vec<Located<String>>, value: String, source: usize, line: u64) {
+    if list.len() < 256 && !list.iter().any(|l| l.value == value) {
+        list.push(Located {
+            value,
+            source,
+            line,
+        });
+    }
+}
+
+/// Extracts facts from records, first occurrence wins.
+pub fn extract(records: &[Record], gpu_names: &[&str]) -> Extracted {
+    let pat = patterns();
+    let mut x = Extracted::default();
+    let lower_names: Vec<String> = gpu_names.iter().map(|n| n.to_ascii_lowercase()).collect();
+    for rec in records {
+        let msg = rec.message();
+        let (src, line) = (rec.source, rec.line);
+        if msg.len() > 20 {
+            if let Some(c) = pat.server_args.captures(msg) {
+                put_args(&mut x.args, &c[1], '=', src, line);
+                x.framework.get_or_insert_with(|| "sglang".into());
+            } else if let Some(c) = pat.dict_args.captures(msg) {
+                let body = c[1].trim_start_matches('{').trim_end_matches('}');
+                put_args(&mut x.args, body, ':', src, line);
+                if msg.contains("non-default args") {
+                    x.framework.get_or_insert_with(|| "vllm".into());
+                } else {
+                    x.framework.get_or_insert_with(|| "sglang".into());
+                }
+            } else if let Some(c) = pat.namespace.captures(msg) {
+                put_args(&mut x.args, &c[1], '=', src, line);
+            } else if msg.contains("LLM engine") {
+                if let Some(c) = pat.v1_config.captures(msg) {
+                    put_args(&mut x.args, &c[1], '=', src, line);
+                    x.framework.get_or_insert_with(|| "vllm".into());
+                }
+            }
+        }
+        // Command lines and bare flag lines.
+        if msg.contains("--") && (pat.command.is_match(msg) || msg.trim_start().starts_with("--")) {
+            for c in pat.flag.captures_iter(msg) {
+                let key = canonical_key(&c[1]);
+                let value = c.get(2).map_or("true".to_string(), |m| unquote(m.as_str()));
+                x.args.entry(key).or_insert(Located {
+                    value,
+                    source: src,
+                    line,
+                });
+            }
+            let m = msg.to_ascii_lowercase();
+            for (needle, fw) in [
+                ("sglang", "sglang"),
+                ("vllm", "vllm"),
+                ("trtllm", "tensorrt-llm"),
+                ("llama-", "llama.cpp"),
+                ("text-generation-launcher", "tgi"),
+                ("torchrun", "pytorch"),
+            ] {
+                if m.contains(needle) {
+                    x.framework.get_or_insert_with(|| fw.into());
+                }
+            }
+        }
+        for (name, re) in &pat.versions {
+            if x.versions.contains_key(*name) {
+                continue;
+            }
+            if let Some(c) = re.captures(msg) {
+                let v = c[1].trim_end_matches(['.', ',', ')']).to_string();
+                x.versions.insert(
+                    (*name).to_string(),
+                    Located {
+                        value: v,
+                        source: src,
+                        line,
+                    },
+                );
+            }
+        }
+        if !x.versions.contains_key("cuda") {
+            if let Some(c) = pat.cuda_pair.captures(msg) {
+                let rt: u32 = c[1].parse().unwrap_or(0);
+                x.versions.insert(
+                    "cuda".into(),
+                    Located {
+                        value: format!("{}.{}", rt / 1000, (rt % 1000) / 10),
+                        source: src,
+                        line,
+                    },
+                );
+                let drv: u32 = c[2].parse().unwrap_or(0);
+                x.versions.entry("cuda_driver".into()).or_insert(Located {
+                    value: format!("{}.{}", drv / 1000, (drv % 1000) / 10),
+                    source: src,
+                    line,
+                });
+            } else if let Some(c) = pat.torch_cu.captures(msg) {
+                let d = &c[1];
+                let (maj, min) = d.split_at(d.len() - 1);
+                x.versions.insert(
+                    "cuda".into(),
+                    Located {
+                        value: format!("{maj}.{min}"),
+                        source: src,
+                        line,
+                    },
+                );
+            }
+        }
+        // GPUs
+        let lower = msg.to_ascii_lowercase();
+        if lower.contains("nvidia")
+            || lower.contains("geforce")
+            || lower.contains("rtx")
+            || lower.contains("tesla")
+            || lower.contains("instinct")
+            || lower.contains("gpu")
+            || lower.contains("device")
+            || lower.contains(" on ")
+        {
+            for (i, n) in lower_names.iter().enumerate() {
+                if let Some(p) = lower.find(n.as_str()) {
+                    let end = p + n.len();
+                    let ok_before = p == 0 || !lower.as_bytes()[p - 1].is_ascii_alphanumeric();
+                    let ok_after =
+                        end == lower.len() || !lower.as_bytes()[end].is_ascii_alphanumeric();
+                    if ok_before && ok_after {
+                        // Keep the vendor words around the name as printed.
+                        let name =
+                            full_gpu_name(msg, p, end).unwrap_or_else(|| gpu_names[i].to_string());
+                        push_unique(&mut x.gpus, name, src, line);
+                    }
+                }
+            }
+        }
+        if let Some(c) = pat.cc.captures(msg) {
+            push_unique(
+                &mut x.compute_capabilities,
+                format!("{}.{}", &c[1], &c[2]),
+                src,
+                line,
+            );
+        }
+        for c in pat.arch.captures_iter(msg) {
+            push_unique(&mut x.arch_mentions, c[1].to_string(), src, line);
+        }
+        for c in pat.model_type.captures_iter(msg) {
+            push_unique(&mut x.model_types, c[1].to_string(), src, line);
+        }
+        for c in pat.architecture.captures_iter(msg) {
+            push_unique(&mut x.architectures, c[1].to_string(), src, line);
+        }
+        // Positions
+        if let Some(c) = pat.limit.captures(msg) {
+            if let Ok(v) = c[1].parse::<u64>() {
+                if x.positions.limit.is_none() {
+                    x.positions.limit = Some(Located {
+                        value: v,
+                        source: src,
+                        line,
+                    });
+                }
+            }
+        }
+        for c in pat
+            .pos
+            .captures_iter(msg)
+            .chain(pat.final_pos.captures_iter(msg))
+        {
+            if let Ok(v) = c[1].parse::<u64>() {
+                if x.positions.max_seen.as_ref().is_none_or(|s| v > s.value) {
+                    x.positions.max_seen = Some(Located {
+                        value: v,
+                        source: src,
+                        line,
+                    });
+                }
+            }
+        }
+        if let (Some(p), Some(n)) = (pat.prompt_len.captures(msg), pat.new_tokens.captures(msg)) {
+            if let (Ok(p), Ok(n)) = (p[1].parse::<u64>(), n[1].parse::<u64>()) {
+                let total = p + n;
+                if x.positions.planned.as_ref().is_none_or(|s| total > s.value) {
+                    x.positions.planned = Some(Located {
+                        value: total,
+                        source: src,
+                        line,
+                    });
+                }
+            }
+        }
+        if x.positions.exceeded_warning.is_none() && pat.exceeded.is_match(msg) {
+            x.positions.exceeded_warning = Some(Located {
+                value: msg.chars().take(300).collect(),
+                source: src,
+                line,
+            });
+            if x.positions.limit.is_none() {
+                if let Some(c) = pat.exceeded.captures(msg) {
+                    let lim = c.get(1).or(c.get(3)).and_then(|m| m.as_str().parse().ok());
+                    if let Some(v) = lim {
+                        x.positions.limit = Some(Located {
+                            value: v,
+                            source: src,
+                            line,
+                        });
+                    }
+                }
+            }
+        }
+        if x.framework.is_none() {
+            x.framework = framework_of(msg, rec);
+        }
+    }
+    if let Some(m) = x.args.get("model_path") {
+        x.model = Some(m.clone());
+    }
+    x
+}
+
+/// A GPU name widened to the vendor words printed around the table's name
+/// (`NVIDIA RTX PRO 6000 Blackwell Server Edition`).
+fn full_gpu_name(msg: &str, start: usize, end: usize) -> Option<String> {
+    let before = &msg[..start];
+    let prefix_start = [
+        "NVIDIA GeForce ",
+        "NVIDIA ",
+        "GeForce ",
+        "Tesla ",
+        "AMD Instinct ",
+        "Instinct ",
+        "Quadro ",
+    ]
+    .iter()
+    .find_map(|p| before.ends_with(p).then(|| start - p.len()))
+    .unwrap_or(start);
+    let name = msg.get(prefix_start..end)?;
+    Some(name.trim().to_string())
+}
+
+fn framework_of(msg: &str, rec: &Record) -> Option<String> {
+    let m = msg;
+    if m.contains("sglang")
+        || m.contains("SGLang")
+        || m.contains("Scheduler hit an exception")
+        || m.contains("fired up and ready")
+    {
+        return Some("sglang".into());
+    }
+    if m.contains("vllm")
+        || m.contains("vLLM")
+        || rec
+            .prefix
+            .process
+            .as_deref()
+            .is_some_and(|p| p.starts_with("EngineCore") || p.starts_with("VllmWorker"))
+    {
+        return Some("vllm".into());
+    }
+    if m.contains("TensorRT-LLM") || m.contains("tensorrt_llm") || m.contains("[TRT-LLM]") {
+        return Some("tensorrt-llm".into());
+    }
+    if m.contains("llama_") || m.contains("ggml_") || m.contains("GGML_") || m.contains("llm_load")
+    {
+        return Some("llama.cpp".into());
+    }
+    if m.contains("text_generation_launcher") || m.contains("text_generation_server") {
+        return Some("tgi".into());
+    }
+    if m.contains("ollama") {
+        return Some("ollama".into());
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::Scanner;
+
+    fn ex(log: &str) -> Extracted {
+        let out = Scanner::new(&[]).scan_reader(0, &mut log.as_bytes());
+        extract(&out.records, &["RTX PRO 6000", "H200", "RTX 2080"])
+    }
+
+    #[test]
+    fn sglang_server_args_both_forms() {
+        let x = ex("[2026-02-23 10:00:00] server_args=ServerArgs(model_path='zai-org/GLM-5', tp_size=8, mem_fraction_static=0.95, nsa_decode_backend='flashmla_kv', json_model_override_args='{\"a\": 1}')\n");
+        assert_eq!(x.args["tp_size"].value, "8");
+        assert_eq!(x.args["nsa_decode_backend"].value, "flashmla_kv");
+        assert_eq!(x.args["mem_fraction_static"].value, "0.95");
+        assert_eq!(x.framework.as_deref(), Some("sglang"));
+        let x = ex("[2026-05-01 10:00:00] server_args={'model_path': 'x', 'tp_size': 4}\n");
+        assert_eq!(x.args["tp_size"].value, "4");
+    }
+
+    #[test]
+    fn vllm_non_default_args_and_command_flags() {
+        let x = ex("(APIServer pid=1) INFO 06-12 08:49:30 [utils.py:1] non-default args: {'model': 'm', 'tensor_parallel_size': 8, 'gpu_memory_utilization': 0.95}\n");
+        assert_eq!(x.args["tp_size"].value, "8");
+        assert_eq!(x.args["model_path"].value, "m");
+        let x = ex("$ python -m sglang.launch_server --model-path Qwen/Qwen3-8B --enable-piecewise-cuda-graph --tp 4\n");
+        assert_eq!(x.args["tp_size"].value, "4");
+        assert_eq!(x.args["enable_piecewise_cuda_graph"].value, "true");
+        let x = ex("--gpu-memory-utilization 0.95 --port 18081 --max-model-len 116160\n");
+        assert_eq!(x.args["context_length"].value, "116160");
+    }
+
+    #[test]
+    fn versions_gpus_and_positions() {
+        let x = ex("2026-11-29 22:01:32,847 INFO engine: torch 2.11.0+cu130 (cuda 13.0) on NVIDIA H200\nTransformers version 5.2.0 is used for model type glm_moe_dsa. If you\nINFO engine: loading model gpt2-tiny (random init): n_positions=64 n_embd=128\nINFO engine: request req-0001: prompt_len=48 max_new_tokens=40\nINFO engine: decode step 16 pos=63 kv_len=64\n");
+        assert_eq!(x.versions["torch"].value, "2.11.0+cu130");
+        assert_eq!(x.versions["transformers"].value, "5.2.0");
+        assert_eq!(x.versions["cuda"].value, "13.0");
+        assert_eq!(x.gpus[0].value, "NVIDIA H200");
+        assert_eq!(x.model_types[0].value, "glm_moe_dsa");
+        assert_eq!(x.positions.limit.as_ref().unwrap().value, 64);
+        assert_eq!(x.positions.planned.as_ref().unwrap().value, 88);
+        assert!(x.positions.overflow());
+    }
+}

@@ -1,0 +1,868 @@
+//! From retained lines to log facts: incidents (a traceback or a block of
+//! error lines, with its class from the strongest signal in it), the failure
+//! (the first root incident of the last run; cascades and echoes lose), its
+//! phase (from the signal, then the frames, then the last milestone, then the
+//! class), the timeline, and the distinct warnings. This is where "what broke,
+//! when and where" is decided; "why" belongs to the knowledge base.
+
+use crate::extract::{self, Extracted};
+use crate::prefix::Level;
+use crate::scan::{Record, ScanOutput, ServingStats, TemplateStat};
+use crate::signals::{phase_of_function, Milestones, Role, Signals};
+use crate::traceback::{self, Exception, Frame, Traceback};
+use regex::Regex;
+use rosetta_schema::{FailureClass, Phase};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// One input file as read.
+#[derive(Debug, Clone, Serialize)]
+pub struct InputInfo {
+    /// Path as given (`-` for stdin).
+    pub name: PathBuf,
+    /// Lines.
+    pub lines: u64,
+    /// Decoded bytes.
+    pub bytes: u64,
+    /// Why reading stopped early, if it did.
+    pub read_error: Option<String>,
+}
+
+/// A group of error lines: one traceback, or adjacent error lines.
+#[derive(Debug, Clone, Serialize)]
+pub struct Incident {
+    /// Input file index.
+    pub source: usize,
+    /// First line.
+    pub line: u64,
+    /// Last line.
+    pub end_line: u64,
+    /// Estimated time (from the nearest timestamped line before it).
+    pub time: Option<f64>,
+    /// Timestamp text, when known.
+    pub time_text: Option<String>,
+    /// Rank, when known.
+    pub rank: Option<u32>,
+    /// Class from its strongest signal.
+    pub class: FailureClass,
+    /// Strength of that signal.
+    pub strength: u8,
+    /// Root, weak or cascade.
+    #[serde(skip)]
+    pub role: Role,
+    /// The line that decided the class.
+    pub key_line: u64,
+    /// The message to show.
+    pub message: String,
+    /// Signal ids that matched.
+    pub signals: Vec<&'static str>,
+    /// Phase implied by a signal.
+    pub phase_hint: Option<Phase>,
+    /// Reported asynchronously.
+    pub asynchronous: bool,
+    /// The exception, when a traceback ended in one.
+    pub exception: Option<Exception>,
+    /// Frames, outermost first.
+    pub frames: Vec<Frame>,
+    /// The exception this one was raised while handling (its type and message).
+    pub cause_of: Option<String>,
+}
+
+/// A milestone seen in the log.
+#[derive(Debug, Clone, Serialize)]
+pub struct Milestone {
+    /// Phase it belongs to.
+    pub phase: Phase,
+    /// The phase finished here.
+    pub done: bool,
+    /// Label for the timeline.
+    pub label: &'static str,
+    /// Input file index.
+    pub source: usize,
+    /// Line.
+    pub line: u64,
+    /// Timestamp text.
+    pub time: Option<String>,
+    /// Rank.
+    pub rank: Option<u32>,
+}
+
+/// A distinct warning.
+#[derive(Debug, Clone, Serialize)]
+pub struct WarningLine {
+    /// The first occurrence's message.
+    pub text: String,
+    /// Occurrences.
+    pub count: u64,
+    /// Ranks.
+    pub ranks: Vec<u32>,
+    /// Input file index of the first occurrence.
+    pub source: usize,
+    /// First line.
+    pub line: u64,
+}
+
+/// What broke, when and where.
+#[derive(Debug, Clone, Serialize)]
+pub struct Failure {
+    /// Class.
+    pub class: FailureClass,
+    /// Phase.
+    pub phase: Phase,
+    /// Why this phase (for people).
+    pub phase_reason: String,
+    /// First failing rank.
+    pub rank: Option<u32>,
+    /// All ranks with an incident of the same class.
+    pub ranks: Vec<u32>,
+    /// Input file index.
+    pub source: usize,
+    /// The line.
+    pub line: u64,
+    /// Timestamp text.
+    pub time: Option<String>,
+    /// The message.
+    pub message: String,
+    /// The exception type, when a traceback ended in one.
+    pub exception: Option<String>,
+    /// Innermost frames (up to 6, innermost last).
+    pub frames: Vec<Frame>,
+    /// The error is reported asynchronously: the traceback names a sync point.
+    pub asynchronous: bool,
+    /// The sync point the traceback names, when asynchronous.
+    pub sync_point: Option<String>,
+    /// Signals that matched.
+    pub signals: Vec<&'static str>,
+    /// The incident's index in `LogFacts::incidents`.
+    pub incident: usize,
+    /// Index of the run (restart) it belongs to, and how many runs the log holds.
+    pub run: (usize, usize),
+    /// First line of that run.
+    pub run_start: u64,
+    /// The failures of earlier runs: (class, line).
+    pub earlier_runs: Vec<(FailureClass, u64)>,
+    /// When the failure line is a kernel's own message, the Python error that
+    /// followed it: (line, message).
+    pub surfaced: Option<(u64, String)>,
+}
+
+/// Everything the knowledge base may ask about the log.
+#[derive(Debug, Default, Serialize)]
+pub struct LogFacts {
+    /// The inputs.
+    pub inputs: Vec<InputInfo>,
+    /// Retained lines, all inputs, in input order.
+    #[serde(skip)]
+    pub records: Vec<Record>,
+    /// Error incidents, in order.
+    pub incidents: Vec<Incident>,
+    /// The failure; `None` when the log shows none.
+    pub failure: Option<Failure>,
+    /// Milestones.
+    pub milestones: Vec<Milestone>,
+    /// Distinct warnings, by first line.
+    pub warnings: Vec<WarningLine>,
+    /// Warning lines in all.
+    pub warning_total: u64,
+    /// Facts named in the text.
+    pub extracted: Extracted,
+    /// Serving-loop counts per input.
+    #[serde(skip)]
+    pub serving: Vec<ServingStats>,
+    /// Lines not retained (budget).
+    pub dropped: u64,
+    /// Line ranges (source, first, last) of failures in other runs than the chosen one:
+    /// evidence for this failure must not come from there.
+    pub other_runs: Vec<(usize, u64, u64)>,
+}
+
+impl LogFacts {
+    /// Builds facts from scanned inputs; `gpu_names` lets the extractor find GPU names.
+    pub fn build(scans: Vec<(PathBuf, ScanOutput)>, gpu_names: &[&str]) -> LogFacts {
+        let mut f = LogFacts::default();
+        let mut templates: Vec<(usize, HashMap<u64, TemplateStat>)> = Vec::new();
+        for (i, (name, out)) in scans.into_iter().enumerate() {
+            f.inputs.push(InputInfo {
+                name,
+                lines: out.lines,
+                bytes: out.bytes,
+                read_error: out.read_error,
+            });
+            f.records.extend(out.records);
+            f.serving.push(out.serving);
+            f.dropped += out.dropped;
+            templates.push((i, out.templates));
+        }
+        f.extracted = extract::extract(&f.records, gpu_names);
+        f.milestones = milestones(&f.records, &f.serving);
+        let tbs = traceback::collect(&f.records);
+        f.incidents = incidents(&f.records, &tbs);
+        f.warnings = warnings(&templates, &mut f.warning_total);
+        let (failure, other_runs) = choose_failure(&f);
+        f.failure = failure;
+        f.other_runs = other_runs;
+        f
+    }
+
+    /// The failure's incident.
+    pub fn failure_incident(&self) -> Option<&Incident> {
+        self.failure
+            .as_ref()
+            .and_then(|fl| self.incidents.get(fl.incident))
+    }
+}
+
+fn milestones(records: &[Record], serving: &[ServingStats]) -> Vec<Milestone> {
+    let shapes = Milestones::get();
+    let mut out: Vec<Milestone> = Vec::new();
+    for rec in records {
+        if rec.errorish && rec.prefix.level.is_none_or(|l| l >= Level::Warning) {
+            continue;
+        }
+        let msg = rec.message();
+        if msg.starts_with(' ') || msg.len() > 4000 {
+            continue;
+        }
+        if let Some(shape) = shapes.classify(msg) {
+            out.push(Milestone {
+                phase: shape.phase,
+                done: shape.done,
+                label: shape.label,
+                source: rec.source,
+                line: rec.line,
+                time: rec.prefix.time_text.clone(),
+                rank: rec.prefix.effective_rank(),
+            });
+        }
+    }
+    for (source, s) in serving.iter().enumerate() {
+        for (kind, phase, label) in [
+            (s.prefill(), Phase::Prefill, "prefill"),
+            (s.decode(), Phase::Decode, "decode"),
+            (s.throughput(), Phase::Decode, "serving"),
+        ] {
+            if kind.0 > 0 {
+                for line in [kind.1, kind.2] {
+                    out.push(Milestone {
+                        phase,
+                        done: false,
+                        label,
+                        source,
+                        line,
+                        time: None,
+                        rank: None,
+                    });
+                }
+            }
+        }
+    }
+    out.sort_by_key(|m| (m.source, m.line));
+    out.dedup_by_key(|m| (m.source, m.line));
+    out
+}
+
+fn config_words() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| {
+        Regex::new(r"(?i)rope_scaling|rope_parameters|rope_theta|rope_type|model_type|max_position_embeddings|hf_config|hf_text_config|config\.json|configuration_\w+\.py|PretrainedConfig|AutoConfig|does not recognize this architecture|quantization_config").unwrap()
+    })
+}
+
+/// Incidents from tracebacks and from error lines outside them.
+fn incidents(records: &[Record], tbs: &[Traceback]) -> Vec<Incident> {
+    let sig = Signals::get();
+    let mut out = Vec::new();
+    // Time estimate per record: the last timestamp seen in the same source.
+    let mut last_time: HashMap<usize, (f64, String)> = HashMap::new();
+    let mut times: Vec<Option<(f64, String)>> = Vec::with_capacity(records.len());
+    for r in records {
+        if let (Some(t), Some(tt)) = (r.prefix.time, &r.prefix.time_text) {
+            last_time.insert(r.source, (t, tt.clone()));
+        }
+        times.push(last_time.get(&r.source).cloned());
+    }
+    let time_at = |source: usize, line: u64| -> Option<(f64, String)> {
+        let idx = records.partition_point(|r| (r.source, r.line) <= (source, line));
+        idx.checked_sub(1).and_then(|i| times[i].clone())
+    };
+    let in_tb = |source: usize, line: u64| {
+        tbs.iter().any(|t| {
+            t.source == source
+                && t.start_line <= line
+                && line <= t.end_line + t.exception.as_ref().map_or(0, |e| e.extra.len() as u64)
+        })
+    };
+
+    for tb in tbs {
+        let mut texts: Vec<String> = Vec::new();
+        if let Some(ex) = &tb.exception {
+            texts.push(format!("{}: {}", ex.type_name, ex.message));
+            texts.extend(ex.extra.iter().cloned());
+        }
+        let mut inc = classify(
+            sig,
+            &texts,
+            tb.source,
+            tb.start_line,
+            tb.exception.as_ref().map_or(tb.end_line, |e| e.line),
+        );
+        inc.end_line = tb.end_line;
+        inc.rank = tb.rank;
+        inc.frames = tb.frames.clone();
+        inc.exception = tb.exception.clone();
+        if let Some(ex) = &tb.exception {
+            inc.message = format!("{}: {}", ex.type_name, ex.message)
+                .chars()
+                .take(600)
+                .collect();
+            if inc.strength == 0 {
+                inc.class = FailureClass::PythonError;
+                inc.strength = 10;
+                inc.role = Role::Root;
+            }
+            // Config code raising a generic error is the config being rejected.
+            let generic = matches!(
+                ex.short_type(),
+                "KeyError"
+                    | "ValueError"
+                    | "TypeError"
+                    | "AttributeError"
+                    | "AssertionError"
+                    | "NotImplementedError"
+                    | "IndexError"
+            );
+            if generic && inc.class == FailureClass::PythonError {
+                let frame_text: String = tb
+                    .frames
+                    .iter()
+                    .rev()
+                    .take(3)
+                    .map(|f| {
+                        format!(
+                            "{} {} {}\n",
+                            f.file,
+                            f.function,
+                            f.code.as_deref().unwrap_or("")
+                        )
+                    })
+                    .collect();
+                let innermost_config = tb.frames.last().is_some_and(|f| {
+                    f.file
+                        .rsplit('/')
+                        .next()
+                        .is_some_and(|n| n.contains("config"))
+                });
+                if config_words().is_match(&frame_text)
+                    || config_words().is_match(&inc.message)
+                    || innermost_config
+                {
+                    inc.class = FailureClass::ConfigError;
+                    inc.strength = 70;
+                    inc.signals.push("config-code");
+                }
+            }
+        } else if inc.strength == 0 {
+            // Frames without an exception line: a truncated traceback.
+            inc.class = FailureClass::PythonError;
+            inc.strength = 8;
+            inc.role = Role::Weak;
+            inc.message = tb
+                .frames
+                .last()
+                .map(|f| format!("traceback ends in {} ({}:{})", f.function, f.file, f.line))
+                .unwrap_or_default();
+        }
+        if let Some(prev) = tb
+            .chained_from
+            .and_then(|i| tbs.get(i))
+            .and_then(|t| t.exception.as_ref())
+        {
+            inc.cause_of = Some(format!("{}: {}", prev.type_name, prev.message));
+        }
+        if let Some((t, tt)) = time_at(tb.source, tb.start_line) {
+            inc.time = Some(t);
+            inc.time_text = Some(tt);
+        }
+        out.push(inc);
+    }
+
+    // Error lines outside tracebacks, grouped when adjacent on the same stream.
+    let mut i = 0;
+    while i < records.len() {
+        let r = &records[i];
+        if !r.errorish
+            || in_tb(r.source, r.line)
+            || r.prefix.level.is_some_and(|l| l <= Level::Info)
+        {
+            i += 1;
+            continue;
+        }
+        let key = r.prefix.stream_key();
+        let mut j = i + 1;
+        let mut last_line = r.line;
+        let mut group_time = r.prefix.time;
+        while j < records.len() {
+            let n = &records[j];
+            if n.source != r.source
+                || n.line > last_line + 2
+                || n.prefix.stream_key() != key
+                || in_tb(n.source, n.line)
+            {
+                break;
+            }
+            // A line stamped seconds later, or a second exception line, starts another incident.
+            let later =
+                matches!((group_time, n.prefix.time), (Some(a), Some(b)) if (b - a).abs() > 5.0);
+            group_time = group_time.or(n.prefix.time);
+            if later {
+                break;
+            }
+            last_line = n.line;
+            j += 1;
+        }
+        let texts: Vec<String> = records[i..j]
+            .iter()
+            .map(|x| x.message().to_string())
+            .collect();
+        let mut inc = classify(sig, &texts, r.source, r.line, r.line);
+        // A warning line needs a strong signal to count as a failure.
+        let is_warning = r.prefix.level == Some(Level::Warning);
+        if inc.strength >= 5 && !(is_warning && inc.strength < 85) {
+            inc.end_line = last_line;
+            inc.rank = records[i..j].iter().find_map(|x| x.prefix.effective_rank());
+            if let Some(line) = records[i..j]
+                .iter()
+                .find(|x| traceback::parse_exception_line(x.message().trim()).is_some())
+            {
+                if inc.message.is_empty() {
+                    inc.message = line.message().trim().to_string();
+                }
+            }
+            let own = records[i..j]
+                .iter()
+                .find_map(|x| Some((x.prefix.time?, x.prefix.time_text.clone()?)));
+            if let Some((t, tt)) = own.or_else(|| time_at(r.source, r.line)) {
+                inc.time = Some(t);
+                inc.time_text = Some(tt);
+            }
+            out.push(inc);
+        } else if let Some((t, m)) = texts
+            .iter()
+            .find_map(|x| traceback::parse_exception_line(x.trim()))
+        {
+            // An exception line on its own, with no signal: a python error.
+            let mut inc = classify(sig, &[], r.source, r.line, r.line);
+            inc.class = FailureClass::PythonError;
+            inc.strength = 10;
+            inc.role = if is_warning { Role::Weak } else { Role::Root };
+            inc.message = format!("{t}: {m}");
+            inc.end_line = last_line;
+            inc.rank = r.prefix.effective_rank();
+            out.push(inc);
+        }
+        i = j;
+    }
+    out.sort_by_key(|x| (x.source, x.line));
+    out
+}
+
+/// Classifies a group of texts by its strongest signal.
+fn classify(sig: &Signals, texts: &[String], source: usize, line: u64, key_line: u64) -> Incident {
+    let mut inc = Incident {
+        source,
+        line,
+        end_line: line,
+        time: None,
+        time_text: None,
+        rank: None,
+        class: FailureClass::PythonError,
+        strength: 0,
+        role: Role::Cascade,
+        key_line,
+        message: String::new(),
+        signals: Vec::new(),
+        phase_hint: None,
+        asynchronous: false,
+        exception: None,
+        frames: Vec::new(),
+        cause_of: None,
+    };
+    let mut best_root: Option<(u8, usize, usize)> = None; // strength, signal, text index
+    let mut best_cascade: Option<(u8, usize, usize)> = None;
+    let mut phase: Option<(u8, Phase)> = None;
+    for (ti, t) in texts.iter().enumerate() {
+        if t.contains("asynchronously reported") {
+            inc.asynchronous = true;
+        }
+        for s in sig.matches(t) {
+            let sg = &sig.list[s];
+            if !inc.signals.contains(&sg.id) {
+                inc.signals.push(sg.id);
+            }
+            inc.asynchronous |= sg.asynchronous;
+            if let Some(p) = sg.phase {
+                if phase.is_none_or(|(st, _)| sg.strength > st) {
+                    phase = Some((sg.strength, p));
+                }
+            }
+            let slot = if sg.role == Role::Cascade {
+                &mut best_cascade
+            } else {
+                &mut best_root
+            };
+            if slot.is_none_or(|(st, _, _)| sg.strength > st) {
+                *slot = Some((sg.strength, s, ti));
+            }
+        }
+    }
+    inc.phase_hint = phase.map(|(_, p)| p);
+    let chosen = match (best_root, best_cascade) {
+        (Some(r), _) if r.0 >= 5 => Some((r, sig.list[r.1].role)),
+        (_, Some(c)) => Some((c, Role::Cascade)),
+        (Some(r), None) => Some((r, sig.list[r.1].role)),
+        (None, None) => None,
+    };
+    if let Some(((strength, s, ti), role)) = chosen {
+        inc.class = sig.list[s].class;
+        inc.strength = strength;
+        inc.role = role;
+        inc.message = texts[ti].trim().chars().take(600).collect();
+        inc.key_line = key_line
+            + if texts.len() > 1 && key_line == line {
+                ti as u64
+            } else {
+                0
+            };
+    }
+    inc
+}
+
+fn warnings(
+    templates: &[(usize, HashMap<u64, TemplateStat>)],
+    total: &mut u64,
+) -> Vec<WarningLine> {
+    let mut out = Vec::new();
+    for (source, map) in templates {
+        for t in map.values() {
+            let ex = t.example.as_str();
+            let is_warning = t.level == Some(Level::Warning)
+                || ex.contains("Warning:")
+                || ex.starts_with("WARNING")
+                || ex.contains("UserWarning")
+                || ex.contains("FutureWarning")
+                || ex.contains("DeprecationWarning")
+                || ex.contains("friendly reminder");
+            if !is_warning || ex.trim().is_empty() || ex.trim().chars().all(|c| c == '*') {
+                continue;
+            }
+            *total += t.count;
+            let mut ranks = t.ranks.clone();
+            ranks.sort_unstable();
+            out.push(WarningLine {
+                text: ex.trim().chars().take(400).collect(),
+                count: t.count,
+                ranks,
+                source: *source,
+                line: t.first_line,
+            });
+        }
+    }
+    out.sort_by_key(|w| (w.source, w.line));
+    out
+}
+
+/// Splits root incidents into runs (restarts) and picks the failure; also
+/// returns the line ranges of root incidents that belong to other runs.
+fn choose_failure(f: &LogFacts) -> (Option<Failure>, Vec<(usize, u64, u64)>) {
+    let order = |i: &Incident| (i.time.unwrap_or(f64::NAN), i.source, i.line);
+    let mut roots: Vec<usize> = (0..f.incidents.len())
+        .filter(|&i| f.incidents[i].role == Role::Root && f.incidents[i].strength >= 5)
+        .collect();
+    let all_timed = roots.iter().all(|&i| f.incidents[i].time.is_some());
+    let multi_source = f.inputs.len() > 1;
+    let sort_key = |i: &usize| {
+        let x = &f.incidents[*i];
+        let (t, s, l) = order(x);
+        if all_timed && multi_source {
+            (t, 0usize, 0u64)
+        } else {
+            (0.0, s, l)
+        }
+    };
+    roots.sort_by(|a, b| {
+        sort_key(a)
+            .partial_cmp(&sort_key(b))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+
+    // Runs: a relaunch (a start milestone) or a long pause between two root incidents.
+    // Each run remembers where it starts: the relaunch line, else its first incident.
+    let mut runs: Vec<(Vec<usize>, u64, bool)> = Vec::new();
+    for &i in &roots {
+        let x = &f.incidents[i];
+        let split = match runs.last().and_then(|r| r.0.last()) {
+            None => Some((x.line, false)),
+            Some(&p) => {
+                let prev = &f.incidents[p];
+                let relaunch = if prev.source == x.source {
+                    f.milestones
+                        .iter()
+                        .find(|m| {
+                            m.source == x.source
+                                && m.phase == Phase::Startup
+                                && m.line > prev.end_line
+                                && m.line < x.line
+                        })
+                        .map(|m| m.line)
+                } else {
+                    None
+                };
+                let pause = matches!((prev.time, x.time), (Some(a), Some(b)) if b - a > 300.0);
+                match relaunch {
+                    Some(l) => Some((l, true)),
+                    None if pause => Some((x.line, false)),
+                    None => None,
+                }
+            }
+        };
+        match split {
+            Some((start, relaunch)) => runs.push((vec![i], start, relaunch)),
+            None => {
+                if let Some(r) = runs.last_mut() {
+                    r.0.push(i);
+                }
+            }
+        }
+    }
+    // Line ranges of the earlier runs, which evidence for the last one must avoid.
+    let mut other_runs: Vec<(usize, u64, u64)> = Vec::new();
+    for k in 0..runs.len().saturating_sub(1) {
+        let (ref incs, start, _) = runs[k];
+        let source = f.incidents[incs[0]].source;
+        let (_, next_start, next_relaunch) = runs[k + 1];
+        let begin = if k == 0 && next_relaunch { 1 } else { start };
+        if f.incidents[runs[k + 1].0[0]].source == source && next_start > begin {
+            other_runs.push((source, begin, next_start - 1));
+        }
+        for &i in incs {
+            other_runs.push((
+                f.incidents[i].source,
+                f.incidents[i].line,
+                f.incidents[i].end_line,
+            ));
+        }
+    }
+    let earlier: Vec<(FailureClass, u64)> = runs
+        .iter()
+        .take(runs.len().saturating_sub(1))
+        .map(|r| (f.incidents[r.0[0]].class, f.incidents[r.0[0]].key_line))
+        .collect();
+    let (run_idx, chosen, run_start) = if let Some(run) = runs.last() {
+        (runs.len() - 1, run.0[0], run.1)
+    } else {
+        // No root: a weak failure, else a cascade, else nothing.
+        let pick = |role: Role| {
+            (0..f.incidents.len())
+                .filter(|&i| f.incidents[i].role == role && f.incidents[i].strength >= 5)
+                .max_by_key(|&i| (f.incidents[i].strength, std::cmp::Reverse(i)))
+        };
+        match pick(Role::Weak).or_else(|| pick(Role::Cascade)) {
+            Some(i) => (0, i, 1),
+            None => return (wrong_output(f), other_runs),
+        }
+    };
+    let inc = &f.incidents[chosen];
+    let run_members: Vec<usize> = runs
+        .last()
+        .map(|r| r.0.clone())
+        .unwrap_or_else(|| vec![chosen]);
+    let (phase, phase_reason) = phase_of(f, inc);
+    let mut ranks: Vec<u32> = run_members
+        .iter()
+        .map(|&i| &f.incidents[i])
+        .filter(|x| x.class == inc.class)
+        .filter_map(|x| x.rank)
+        .collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    // A kernel assertion printed before the Python error: the error that
+    // followed names the rank, the exception and the sync point.
+    let surfaced = if inc.exception.is_none() {
+        f.incidents
+            .iter()
+            .filter(|x| {
+                x.source == inc.source
+                    && x.line > inc.end_line
+                    && x.line <= inc.end_line + 400
+                    && x.exception.is_some()
+            })
+            .find(|x| x.class == inc.class || x.asynchronous)
+    } else {
+        None
+    };
+    let frames_of = surfaced.unwrap_or(inc);
+    let sync_point = if inc.asynchronous || frames_of.asynchronous {
+        frames_of
+            .frames
+            .iter()
+            .rev()
+            .find(|fr| !fr.file.contains("/torch/"))
+            .map(|fr| match &fr.code {
+                Some(c) => format!(
+                    "{} ({}:{}): {}",
+                    fr.function,
+                    short_path(&fr.file),
+                    fr.line,
+                    c
+                ),
+                None => format!("{} ({}:{})", fr.function, short_path(&fr.file), fr.line),
+            })
+    } else {
+        None
+    };
+    let failure = Failure {
+        class: inc.class,
+        phase,
+        phase_reason,
+        rank: inc.rank.or(surfaced.and_then(|x| x.rank)),
+        ranks,
+        source: inc.source,
+        line: inc.key_line,
+        time: surfaced
+            .and_then(|x| x.time_text.clone())
+            .or_else(|| inc.time_text.clone()),
+        message: inc.message.clone(),
+        exception: inc
+            .exception
+            .as_ref()
+            .or(surfaced.and_then(|x| x.exception.as_ref()))
+            .map(|e| e.type_name.clone()),
+        surfaced: surfaced.map(|x| (x.line, x.message.clone())),
+        frames: frames_of
+            .frames
+            .iter()
+            .rev()
+            .take(6)
+            .rev()
+            .cloned()
+            .collect(),
+        asynchronous: inc.asynchronous || surfaced.is_some_and(|x| x.asynchronous),
+        sync_point,
+        signals: inc.signals.clone(),
+        incident: chosen,
+        run: (run_idx, runs.len().max(1)),
+        run_start,
+        earlier_runs: earlier,
+    };
+    (Some(failure), other_runs)
+}
+
+fn short_path(p: &str) -> String {
+    let parts: Vec<&str> = p.rsplit('/').take(3).collect();
+    parts.into_iter().rev().collect::<Vec<_>>().join("/")
+}
+
+/// The phase of an incident, and why.
+fn phase_of(f: &LogFacts, inc: &Incident) -> (Phase, String) {
+    if let Some(p) = inc.phase_hint {
+        return (p, "the error message names it".into());
+    }
+    for fr in inc.frames.iter().rev() {
+        if let Some(p) = phase_of_function(&fr.function, &fr.file) {
+            return (p, format!("frame {} names it", fr.function));
+        }
+    }
+    // The last milestone before the failure, on the failing rank when it has any.
+    let before: Vec<&Milestone> = f
+        .milestones
+        .iter()
+        .filter(|m| m.source == inc.source && m.line < inc.line)
+        .collect();
+    let on_rank: Vec<&Milestone> = match inc.rank {
+        Some(r) => before
+            .iter()
+            .copied()
+            .filter(|m| m.rank == Some(r))
+            .collect(),
+        None => Vec::new(),
+    };
+    let pool = if on_rank.is_empty() {
+        &before
+    } else {
+        &on_rank
+    };
+    if let Some(m) = pool.last() {
+        let runtime_fault = matches!(
+            inc.class,
+            FailureClass::DeviceSideAssert
+                | FailureClass::IllegalMemoryAccess
+                | FailureClass::GpuOom
+                | FailureClass::ShapeMismatch
+                | FailureClass::MissingWeights
+                | FailureClass::CommError
+                | FailureClass::Hang
+        );
+        let phase = if m.done { successor(m.phase) } else { m.phase };
+        if !(phase == Phase::Startup && runtime_fault) && phase != Phase::Shutdown {
+            return (phase, format!("after line {} ({})", m.line, m.label));
+        }
+    }
+    let by_class = match inc.class {
+        FailureClass::ImportError | FailureClass::ConfigError => Some(Phase::Startup),
+        FailureClass::BuildError => Some(Phase::Install),
+        FailureClass::CommError => Some(Phase::CommInit),
+        FailureClass::MissingWeights | FailureClass::ShapeMismatch => Some(Phase::WeightLoad),
+        _ => None,
+    };
+    match by_class {
+        Some(p) => (p, format!("{} errors happen there", inc.class)),
+        None => (Phase::Unknown, "the log does not say".into()),
+    }
+}
+
+fn successor(p: Phase) -> Phase {
+    match p {
+        Phase::CommInit => Phase::WeightLoad,
+        Phase::WeightLoad => Phase::MemoryPlan,
+        Phase::MemoryPlan => Phase::GraphCapture,
+        Phase::GraphCapture => Phase::Warmup,
+        Phase::Warmup | Phase::Prefill | Phase::Decode => Phase::Decode,
+        other => other,
+    }
+}
+
+fn wrong_output_shapes() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| {
+        Regex::new(r"(?i)exceeded the model's predefined maximum length|probability tensor contains either `inf`, `nan`|\bnan\b (?:detected|values?|in (?:the )?(?:output|logits|hidden))|(?:outputs?|generations?|responses?|completions?|answers?) (?:is|are|was|were|looks?|became|become) (?:garbage|gibberish|garbled|nonsense|repetitive|repeating|all the same|empty)|repeat(?:s|ing|ed) (?:the same|itself)|degenerate output|output is wrong|wrong output|endless repetition").unwrap()
+    })
+}
+
+/// No crash: look for signs the output was wrong.
+fn wrong_output(f: &LogFacts) -> Option<Failure> {
+    let re = wrong_output_shapes();
+    let rec = f.records.iter().find(|r| re.is_match(r.message()))?;
+    Some(Failure {
+        class: FailureClass::WrongOutput,
+        phase: Phase::Decode,
+        phase_reason: "output problems show while generating".into(),
+        rank: rec.prefix.effective_rank(),
+        ranks: rec.prefix.effective_rank().into_iter().collect(),
+        source: rec.source,
+        line: rec.line,
+        time: rec.prefix.time_text.clone(),
+        message: rec.message().trim().chars().take(600).collect(),
+        exception: None,
+        frames: Vec::new(),
+        asynchronous: false,
+        sync_point: None,
+        signals: vec!["wrong-output"],
+        incident: usize::MAX,
+        run: (0, 1),
+        run_start: 1,
+        earlier_runs: Vec::new(),
+        surfaced: None,
+    })
+}

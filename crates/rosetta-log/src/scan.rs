@@ -1,0 +1,904 @@
+//! The one pass over the bytes. A literal automaton (Aho-Corasick) runs over
+//! whole blocks of lines, so only lines holding a candidate word are ever
+//! looked at; those are normalised (ANSI codes stripped, carriage-return
+//! progress bars collapsed), their prefixes parsed, and retained under a
+//! memory budget, with indented continuation lines (traceback frames and
+//! code) kept beside them. Serving-loop lines (`Decode batch`, vLLM's
+//! throughput line) take a fast path that only counts them. Big blocks are
+//! split at line boundaries and scanned on several threads.
+//!
+//! This module decides which lines are kept; it does not interpret them
+//! (`events` does).
+
+use crate::prefix::{self, Prefix};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use std::collections::HashMap;
+use std::io::Read;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Lines longer than this are cut (the rest still counts as part of the line).
+pub const MAX_LINE: usize = 64 * 1024;
+/// Bytes read per block.
+const BLOCK: usize = 8 << 20;
+/// Examples of one template kept per worker; later ones are only counted.
+const KEEP_PER_TEMPLATE: u32 = 48;
+/// Budget of retained text, across the whole run.
+const RETAIN_BUDGET: usize = 96 << 20;
+/// Distinct templates tracked before new ones are only counted as "other".
+const MAX_TEMPLATES: usize = 200_000;
+/// Longest run of continuation lines kept after one retained line.
+const MAX_CONTINUATION: usize = 400;
+
+/// Literal words that make a line worth a look, in three groups.
+const SERVING: &[&str] = &["Decode batch", "Prefill batch", "Avg prompt throughput"];
+/// Words that mark errors (a line with one also keeps its next line as context).
+const ERROR_WORDS: &[&str] = &[
+    "rror",
+    "RROR",
+    "xception",
+    "raceback",
+    "ssert",
+    "ASSERT",
+    "FAIL",
+    "Fail",
+    "fail",
+    "Killed",
+    "killed",
+    "Segmentation",
+    "Abort",
+    "abort",
+    "terminate",
+    "dumped",
+    "out of memory",
+    "Out of memory",
+    "OOM",
+    "upported",
+    "SIG",
+    "timed out",
+    "imeout",
+    "atchdog",
+    "llegal",
+    "nvalid",
+    "annot",
+    "ould not",
+    "nable to",
+    "No such",
+    "not found",
+    "GGML",
+    "atal",
+    "FATAL",
+    "panic",
+    "Xid",
+    "Interrupt",
+    "exitcode",
+    "exit code",
+    "Bus error",
+    "xceeded",
+    "exceeds",
+    "out of range",
+    "out of bounds",
+    "mismatch",
+    "must match",
+    "Missing",
+    "missing",
+    "Unexpected",
+    "nexpected",
+    "refused",
+    "denied",
+    "NaN",
+    "nan,",
+    "garbage",
+];
+/// Words that mark milestones, versions, hardware and launch settings.
+const CONTEXT_WORDS: &[&str] = &[
+    "WARN",
+    "Warn",
+    "warn",
+    "NCCL",
+    "nccl",
+    "CUDA",
+    "cuda",
+    "HIP",
+    "File \"",
+    "\", line ",
+    "server_args",
+    "ServerArgs",
+    "non-default args",
+    "Namespace(",
+    "with config:",
+    "oad weight",
+    "oading weight",
+    "oading model",
+    "oading safetensors",
+    "checkpoint shards",
+    "eights",
+    "KV Cache",
+    "KV cache",
+    "kv cache",
+    "kv_cache",
+    "Capture",
+    "capture",
+    "Capturing",
+    "capturing",
+    "graph",
+    "fired up",
+    "startup complete",
+    "Uvicorn running",
+    "Starting",
+    "Init torch",
+    "Memory pool",
+    "max_total_num_tokens",
+    "emory",
+    "armup",
+    "arm up",
+    "arming up",
+    "refill",
+    "ecode",
+    "enerat",
+    "ersion",
+    "transformers",
+    "Transformers",
+    "torch",
+    "model_type",
+    "model type",
+    "GPU",
+    "gpu",
+    "device",
+    "NVIDIA",
+    "GeForce",
+    "RTX",
+    "Instinct",
+    "gfx",
+    "compute capability",
+    "sm_",
+    "vLLM",
+    "vllm",
+    "sglang",
+    "SGLang",
+    "TensorRT",
+    "TRT",
+    "llama",
+    "ggml",
+    "ollama",
+    "max_position",
+    "n_positions",
+    "max_positions",
+    "position",
+    "max_seq_len",
+    "max_model_len",
+    "context",
+    "rope",
+    "RoPE",
+    "Rope",
+    "--",
+    "$ ",
+    ">>> ",
+    "python",
+    "torchrun",
+    "launch",
+    "serve",
+    "rank",
+    "Rank",
+    "Process",
+    "process group",
+    "world_size",
+    "tp_size",
+    "tensor_parallel",
+    "request",
+    "Request",
+    "token",
+    "shm",
+    "dtype",
+    "quantiz",
+    "attention",
+    "backend",
+    "kernel",
+    "triton",
+    "Triton",
+    "flashinfer",
+    "FlashInfer",
+    "deep_gemm",
+    "DeepGEMM",
+    "cutlass",
+    "driver",
+    "Driver",
+    "ready",
+    "health",
+    "Loaded",
+    "loaded",
+    "Started",
+    "shutting down",
+    "Shutting down",
+    "exit",
+    "Exit",
+    "comput",
+    "prompt",
+    "chunk",
+    "eval",
+    "step",
+    "messages",
+];
+
+/// What one hit word says about its line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HitKind {
+    Serving(usize),
+    Error,
+    Context,
+}
+
+/// Counts of serving-loop lines (fast path).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServingStats {
+    /// Per kind (`Decode batch`, `Prefill batch`, throughput): count, first and last line.
+    pub kinds: [(u64, u64, u64); 3],
+}
+
+impl ServingStats {
+    fn note(&mut self, kind: usize, line: u64) {
+        let k = &mut self.kinds[kind];
+        if k.0 == 0 {
+            k.1 = line;
+        }
+        k.0 += 1;
+        k.2 = line;
+    }
+
+    fn merge(&mut self, other: &ServingStats, offset: u64) {
+        for (i, o) in other.kinds.iter().enumerate() {
+            if o.0 == 0 {
+                continue;
+            }
+            let k = &mut self.kinds[i];
+            if k.0 == 0 {
+                k.1 = o.1 + offset;
+            }
+            k.0 += o.0;
+            k.2 = o.2 + offset;
+        }
+    }
+
+    /// Decode-batch lines: (count, first line, last line).
+    pub fn decode(&self) -> (u64, u64, u64) {
+        self.kinds[0]
+    }
+    /// Prefill-batch lines: (count, first line, last line).
+    pub fn prefill(&self) -> (u64, u64, u64) {
+        self.kinds[1]
+    }
+    /// vLLM throughput lines: (count, first line, last line).
+    pub fn throughput(&self) -> (u64, u64, u64) {
+        self.kinds[2]
+    }
+}
+
+/// How often one message shape occurred.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TemplateStat {
+    /// Occurrences.
+    pub count: u64,
+    /// First line (1-based).
+    pub first_line: u64,
+    /// Ranks it was seen on (capped at 1024 distinct).
+    pub ranks: Vec<u32>,
+    /// The first occurrence's message.
+    pub example: String,
+    /// The first occurrence's level.
+    pub level: Option<prefix::Level>,
+}
+
+/// One retained line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    /// Which input file (index into the inputs).
+    pub source: usize,
+    /// 1-based line number in its file.
+    pub line: u64,
+    /// The normalised text (ANSI stripped, progress bars collapsed, cut at `MAX_LINE`).
+    pub text: String,
+    /// Its parsed prefix.
+    pub prefix: Prefix,
+    /// The template it belongs to.
+    pub template: u64,
+    /// The line held an error word.
+    pub errorish: bool,
+    /// The line was cut at `MAX_LINE`.
+    pub truncated: bool,
+}
+
+impl Record {
+    /// The message after the prefix.
+    pub fn message(&self) -> &str {
+        self.text.get(self.prefix.msg_start..).unwrap_or("")
+    }
+}
+
+/// What scanning one source produced.
+#[derive(Debug, Default)]
+pub struct ScanOutput {
+    /// Lines in the source.
+    pub lines: u64,
+    /// Decoded bytes.
+    pub bytes: u64,
+    /// Retained lines, in order.
+    pub records: Vec<Record>,
+    /// Serving-loop line counts.
+    pub serving: ServingStats,
+    /// Message shapes with counts.
+    pub templates: HashMap<u64, TemplateStat>,
+    /// Lines not retained because the budget ran out.
+    pub dropped: u64,
+    /// Reading stopped early (truncated compressed stream, I/O error): why.
+    pub read_error: Option<String>,
+}
+
+/// The compiled scanner; cheap to share across threads.
+pub struct Scanner {
+    ac: AhoCorasick,
+    errors: AhoCorasick,
+    kinds: Vec<HitKind>,
+    retained: AtomicUsize,
+}
+
+impl Scanner {
+    /// Builds the scanner; `extra` literals (from the knowledge base's line
+    /// patterns) make more lines worth keeping.
+    pub fn new(extra: &[String]) -> Scanner {
+        let mut pats: Vec<String> = Vec::new();
+        let mut kinds = Vec::new();
+        for (i, s) in SERVING.iter().enumerate() {
+            pats.push(s.to_string());
+            kinds.push(HitKind::Serving(i));
+        }
+        for s in ERROR_WORDS {
+            pats.push(s.to_string());
+            kinds.push(HitKind::Error);
+        }
+        for s in CONTEXT_WORDS
+            .iter()
+            .map(|s| s.to_string())
+            .chain(extra.iter().cloned())
+        {
+            if !s.is_empty() && !pats.contains(&s) {
+                pats.push(s);
+                kinds.push(HitKind::Context);
+            }
+        }
+        let ac = AhoCorasickBuilder::new()
+            .match_kind(MatchKind::LeftmostFirst)
+            .build(&pats)
+            .unwrap_or_else(|_| AhoCorasick::new(SERVING).expect("static patterns build"));
+        let errors = AhoCorasick::new(ERROR_WORDS)
+            .unwrap_or_else(|_| AhoCorasick::new(["rror"]).expect("static pattern builds"));
+        Scanner {
+            ac,
+            errors,
+            kinds,
+            retained: AtomicUsize::new(0),
+        }
+    }
+
+    /// Scans a whole source.
+    pub fn scan_reader(&self, source: usize, reader: &mut dyn Read) -> ScanOutput {
+        let mut out = ScanOutput::default();
+        // One fixed buffer: bytes [0, filled) are read and not yet scanned.
+        let mut buf: Vec<u8> = vec![0; BLOCK];
+        let mut filled = 0usize;
+        let mut skipping_long = false;
+        let mut eof = false;
+        loop {
+            while filled < buf.len() && !eof {
+                match reader.read(&mut buf[filled..]) {
+                    Ok(0) => eof = true,
+                    Ok(n) => {
+                        filled += n;
+                        out.bytes += n as u64;
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        out.read_error = Some(e.to_string());
+                        eof = true;
+                    }
+                }
+            }
+            if skipping_long {
+                match memchr::memchr(b'\n', &buf[..filled]) {
+                    Some(nl) => {
+                        buf.copy_within(nl + 1..filled, 0);
+                        filled -= nl + 1;
+                        skipping_long = false;
+                    }
+                    None => {
+                        filled = 0;
+                        if eof {
+                            break;
+                        }
+                        continue;
+                    }
+                }
+            }
+            if eof {
+                if filled > 0 {
+                    buf.truncate(filled);
+                    if buf.last() != Some(&b'\n') {
+                        buf.push(b'\n');
+                    }
+                    self.scan_block(source, &buf, &mut out);
+                }
+                break;
+            }
+            match split_point(&buf[..filled]) {
+                Some(end) => {
+                    self.scan_block(source, &buf[..end], &mut out);
+                    buf.copy_within(end..filled, 0);
+                    filled -= end;
+                }
+                None => {
+                    // One line longer than a block: keep its head, skip the rest.
+                    let mut head = buf[..MAX_LINE.min(filled)].to_vec();
+                    head.push(b'\n');
+                    let before = out.lines;
+                    self.scan_block(source, &head, &mut out);
+                    out.lines = before;
+                    if let Some(last) = out.records.last_mut() {
+                        if last.line == before + 1 {
+                            last.truncated = true;
+                        }
+                    }
+                    filled = 0;
+                    skipping_long = true;
+                    // The skipped line is counted once, here.
+                    out.lines += 1;
+                }
+            }
+        }
+        out
+    }
+
+    /// Scans a block of complete lines, in parallel when it is big.
+    fn scan_block(&self, source: usize, block: &[u8], out: &mut ScanOutput) {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(8);
+        let pieces = if block.len() >= (2 << 20) && threads > 1 {
+            split_even(block, threads)
+        } else {
+            vec![(0, block.len())]
+        };
+        let results: Vec<Piece> = if pieces.len() == 1 {
+            vec![self.scan_piece(source, &block[..pieces[0].1])]
+        } else {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = pieces
+                    .iter()
+                    .map(|&(a, b)| s.spawn(move || self.scan_piece(source, &block[a..b])))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_default())
+                    .collect()
+            })
+        };
+        for piece in results {
+            let offset = out.lines;
+            for mut r in piece.records {
+                r.line += offset;
+                out.records.push(r);
+            }
+            out.serving.merge(&piece.serving, offset);
+            for (k, mut t) in piece.templates {
+                t.first_line += offset;
+                if let Some(have) = out.templates.get_mut(&k) {
+                    have.count += t.count;
+                    for r in t.ranks {
+                        if have.ranks.len() < 1024 && !have.ranks.contains(&r) {
+                            have.ranks.push(r);
+                        }
+                    }
+                } else if out.templates.len() < MAX_TEMPLATES {
+                    out.templates.insert(k, t);
+                }
+            }
+            out.dropped += piece.dropped;
+            out.lines += piece.lines;
+        }
+    }
+
+    fn scan_piece(&self, source: usize, data: &[u8]) -> Piece {
+        let mut p = Piece::default();
+        let mut kept_per_template: HashMap<u64, u32> = HashMap::new();
+        let mut pos = 0usize; // search position
+        let mut counted_to = 0usize; // newlines counted in data[..counted_to]
+        let mut line_no = 0u64; // 0-based line number of the line starting at counted_to
+        while pos < data.len() {
+            let Some(m) = self
+                .ac
+                .find(aho_corasick::Input::new(data).span(pos..data.len()))
+            else {
+                break;
+            };
+            let hit = m.start();
+            let line_start = memchr::memrchr(b'\n', &data[..hit]).map_or(0, |i| i + 1);
+            let line_end = memchr::memchr(b'\n', &data[hit..]).map_or(data.len(), |i| hit + i);
+            line_no += count_newlines(&data[counted_to..line_start]);
+            counted_to = line_start;
+            let kind = self.kinds[m.pattern().as_usize()];
+            if let HitKind::Serving(k) = kind {
+                p.serving.note(k, line_no + 1);
+            } else {
+                let errorish =
+                    kind == HitKind::Error || self.errors.is_match(&data[line_start..line_end]);
+                self.keep(
+                    source,
+                    &data[line_start..line_end],
+                    line_no + 1,
+                    errorish,
+                    &mut p,
+                    &mut kept_per_template,
+                );
+                // Indented continuation lines (frames, code, carets) and, after
+                // an error line, one more line of context.
+                let mut next = line_end + 1;
+                let mut extra_ctx = errorish;
+                let mut n = 0;
+                while next < data.len() && n < MAX_CONTINUATION {
+                    let end = memchr::memchr(b'\n', &data[next..]).map_or(data.len(), |i| next + i);
+                    let line = &data[next..end];
+                    let cont = is_continuation(line);
+                    // A context line that holds a word of its own is left to the main loop.
+                    let context_line = extra_ctx && !line.is_empty() && !self.ac.is_match(line);
+                    if !(cont || context_line) {
+                        break;
+                    }
+                    if !cont {
+                        extra_ctx = false;
+                    }
+                    line_no += 1;
+                    counted_to = next;
+                    self.keep(
+                        source,
+                        line,
+                        line_no + 1,
+                        false,
+                        &mut p,
+                        &mut kept_per_template,
+                    );
+                    next = end + 1;
+                    n += 1;
+                }
+                pos = next.min(data.len());
+                continue;
+            }
+            pos = line_end + 1;
+        }
+        line_no += count_newlines(&data[counted_to..]);
+        p.lines = line_no;
+        p
+    }
+
+    fn keep(
+        &self,
+        source: usize,
+        raw: &[u8],
+        line: u64,
+        errorish: bool,
+        p: &mut Piece,
+        kept: &mut HashMap<u64, u32>,
+    ) {
+        let (text, truncated) = normalize(raw);
+        let prefix = prefix::parse(&text);
+        let msg = text.get(prefix.msg_start..).unwrap_or("");
+        let template = template_key(msg);
+        let rank = prefix.effective_rank();
+        match p.templates.get_mut(&template) {
+            Some(t) => {
+                t.count += 1;
+                if let Some(r) = rank {
+                    if t.ranks.len() < 1024 && !t.ranks.contains(&r) {
+                        t.ranks.push(r);
+                    }
+                }
+            }
+            None => {
+                if p.templates.len() >= MAX_TEMPLATES {
+                    return self.count_only(p);
+                }
+                p.templates.insert(
+                    template,
+                    TemplateStat {
+                        count: 1,
+                        first_line: line,
+                        ranks: rank.into_iter().collect(),
+                        example: msg.chars().take(2000).collect(),
+                        level: prefix.level,
+                    },
+                );
+            }
+        }
+        let k = kept.entry(template).or_insert(0);
+        *k += 1;
+        let size = text.len();
+        let used = self.retained.load(Ordering::Relaxed);
+        let first_of_kind = *k == 1;
+        let within = *k <= KEEP_PER_TEMPLATE && used + size <= RETAIN_BUDGET;
+        // Past the budget, still keep the first example of each error shape.
+        let over_but_new = first_of_kind && errorish && used + size <= 2 * RETAIN_BUDGET;
+        if within || over_but_new {
+            self.retained.fetch_add(size, Ordering::Relaxed);
+            p.records.push(Record {
+                source,
+                line,
+                text,
+                prefix,
+                template,
+                errorish,
+                truncated,
+            });
+        } else {
+            p.dropped += 1;
+        }
+    }
+}
+
+impl Scanner {
+    fn count_only(&self, p: &mut Piece) {
+        p.dropped += 1;
+    }
+}
+
+#[derive(Default)]
+struct Piece {
+    lines: u64,
+    records: Vec<Record>,
+    serving: ServingStats,
+    templates: HashMap<u64, TemplateStat>,
+    dropped: u64,
+}
+
+fn count_newlines(b: &[u8]) -> u64 {
+    memchr::memchr_iter(b'\n', b).count() as u64
+}
+
+/// A line that continues the one before: indented (frames, code), carets,
+/// or the same behind a `[rankN]:` tag.
+fn is_continuation(line: &[u8]) -> bool {
+    let body = if line.starts_with(b"[rank") {
+        match memchr::memchr(b']', line) {
+            Some(i) if line.get(i + 1) == Some(&b':') => &line[i + 2..],
+            _ => line,
+        }
+    } else {
+        line
+    };
+    matches!(body.first(), Some(b' ') | Some(b'\t'))
+        && body.iter().any(|b| !b.is_ascii_whitespace())
+}
+
+/// Where to cut a buffer so that the kept part ends a line and the next
+/// line does not continue it: the last newline followed by a non-indented line.
+fn split_point(buf: &[u8]) -> Option<usize> {
+    let last = memchr::memrchr(b'\n', buf)?;
+    let mut end = last;
+    // Walk back over newlines whose next line is indented, a bounded number of times.
+    for _ in 0..MAX_CONTINUATION {
+        let next = buf.get(end + 1).copied();
+        if next.is_none() || !matches!(next, Some(b' ') | Some(b'\t')) {
+            return Some(end + 1);
+        }
+        match memchr::memrchr(b'\n', &buf[..end]) {
+            Some(p) => end = p,
+            None => return Some(last + 1),
+        }
+    }
+    Some(last + 1)
+}
+
+/// Splits a block of whole lines into `n` pieces at line starts that do not continue the line before.
+fn split_even(block: &[u8], n: usize) -> Vec<(usize, usize)> {
+    let mut cuts = vec![0usize];
+    for i in 1..n {
+        let target = block.len() * i / n;
+        let prev = *cuts.last().unwrap_or(&0);
+        if target <= prev {
+            continue;
+        }
+        let cut = split_point(&block[..target]).unwrap_or(prev);
+        if cut > prev && cut < block.len() {
+            cuts.push(cut);
+        }
+    }
+    let mut out = Vec::new();
+    for (i, &a) in cuts.iter().enumerate() {
+        let b = cuts.get(i + 1).copied().unwrap_or(block.len());
+        if b > a {
+            out.push((a, b));
+        }
+    }
+    out
+}
+
+/// Bytes of one line to text: lossy UTF-8, ANSI escapes removed, a carriage
+/// return progress bar reduced to its last state, cut at `MAX_LINE`.
+pub fn normalize(raw: &[u8]) -> (String, bool) {
+    let truncated = raw.len() > MAX_LINE;
+    let mut raw = &raw[..raw.len().min(MAX_LINE)];
+    if raw.last() == Some(&b'\r') {
+        raw = &raw[..raw.len() - 1];
+    }
+    // Progress bars rewrite the line with `\r`: keep the last non-empty state.
+    if let Some(i) = memchr::memrchr(b'\r', raw) {
+        let tail = &raw[i + 1..];
+        if tail.iter().any(|b| !b.is_ascii_whitespace()) {
+            raw = tail;
+        } else {
+            let head = &raw[..i];
+            let j = memchr::memrchr(b'\r', head).map_or(0, |j| j + 1);
+            raw = &head[j..];
+        }
+    }
+    let text = String::from_utf8_lossy(raw);
+    let text = if text.contains('\x1b') {
+        strip_ansi(&text)
+    } else {
+        text.into_owned()
+    };
+    (text, truncated)
+}
+
+/// Removes ANSI CSI / OSC escape sequences.
+pub fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\x1b' {
+            out.push(c);
+            continue;
+        }
+        match chars.peek() {
+            Some('[') => {
+                chars.next();
+                // parameters and intermediates, then one final byte @..~
+                for c in chars.by_ref() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            Some(']') => {
+                chars.next();
+                while let Some(c) = chars.next() {
+                    if c == '\x07' {
+                        break;
+                    }
+                    if c == '\x1b' && chars.peek() == Some(&'\\') {
+                        chars.next();
+                        break;
+                    }
+                }
+            }
+            Some(_) => {
+                chars.next();
+            }
+            None => {}
+        }
+    }
+    out
+}
+
+/// A message's shape: digits and hex runs masked, hashed.
+pub fn template_key(msg: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    template_text(msg).hash(&mut h);
+    h.finish()
+}
+
+/// A message with numbers masked as `#` (for grouping, not for display).
+pub fn template_text(msg: &str) -> String {
+    let mut out = String::with_capacity(msg.len().min(512));
+    let mut in_num = false;
+    let b = msg.as_bytes();
+    let mut i = 0;
+    while i < b.len() && out.len() < 512 {
+        let c = b[i];
+        if c == b'0' && b.get(i + 1) == Some(&b'x') {
+            out.push('#');
+            i += 2;
+            while i < b.len() && b[i].is_ascii_hexdigit() {
+                i += 1;
+            }
+            in_num = true;
+            continue;
+        }
+        if c.is_ascii_digit() {
+            if !in_num {
+                out.push('#');
+                in_num = true;
+            }
+        } else {
+            in_num = false;
+            out.push(c as char);
+        }
+        i += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scan(text: &str) -> ScanOutput {
+        Scanner::new(&[]).scan_reader(0, &mut text.as_bytes())
+    }
+
+    #[test]
+    fn counts_lines_and_keeps_errors_with_their_frames() {
+        let log = "hello\nworld\nTraceback (most recent call last):\n  File \"a.py\", line 3, in f\n    x = y()\nKeyError: 'type'\nbye\n";
+        let out = scan(log);
+        assert_eq!(out.lines, 7);
+        let kept: Vec<u64> = out.records.iter().map(|r| r.line).collect();
+        assert_eq!(kept, vec![3, 4, 5, 6, 7]);
+        assert_eq!(out.records[2].text, "    x = y()");
+    }
+
+    #[test]
+    fn serving_lines_are_counted_not_kept() {
+        let mut log = String::new();
+        for i in 0..100 {
+            log.push_str(&format!(
+                "[2026-01-01 00:00:{:02} TP0] Decode batch, #running-req: {i}, cuda graph: True\n",
+                i % 60
+            ));
+        }
+        let out = scan(&log);
+        assert_eq!(out.serving.decode(), (100, 1, 100));
+        assert!(out.records.is_empty());
+    }
+
+    #[test]
+    fn ansi_and_progress_bars_are_normalised() {
+        let (t, _) = normalize(b"\x1b[1;36m(EngineCore_DP0 pid=1)\x1b[0;0m ERROR x");
+        assert_eq!(t, "(EngineCore_DP0 pid=1) ERROR x");
+        let (t, _) = normalize(b"Loading: 10%\rLoading: 50%\rLoading: 100%\r");
+        assert_eq!(t, "Loading: 100%");
+    }
+
+    #[test]
+    fn a_huge_line_is_cut_and_counted_once() {
+        let mut log = String::from("first error line\n");
+        log.push_str(&"x".repeat(20 << 20));
+        log.push_str(" error at the end\nlast error\n");
+        let out = scan(&log);
+        assert_eq!(out.lines, 3);
+        assert_eq!(out.records.last().unwrap().line, 3);
+    }
+
+    #[test]
+    fn big_blocks_split_across_threads_keep_numbering() {
+        let mut log = String::new();
+        for i in 0..200_000 {
+            if i % 50_000 == 7 {
+                log.push_str(&format!("RuntimeError: boom {i}\n"));
+            } else {
+                log.push_str("some quiet line that says nothing at all\n");
+            }
+        }
+        let out = scan(&log);
+        assert_eq!(out.lines, 200_000);
+        let lines: Vec<u64> = out.records.iter().map(|r| r.line).collect();
+        // each error keeps the next line as context
+        assert_eq!(
+            lines,
+            vec![8, 9, 50_008, 50_009, 100_008, 100_009, 150_008, 150_009]
+        );
+    }
+
+    #[test]
+    fn templates_collapse_numbers() {
+        assert_eq!(
+            template_text("rank 3 took 12.5s at 0xdeadbeef"),
+            "rank # took #.#s at #"
+        );
+    }
+}

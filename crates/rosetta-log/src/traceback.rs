@@ -1,0 +1,319 @@
+//! Python tracebacks rebuilt from retained lines: frames (file, line,
+//! function, code), the exception line with its continuation lines, and
+//! chains ("During handling of the above exception ..."). Lines of several
+//! ranks printed at once are kept apart by their prefix's stream key. This
+//! module reads records; it does not classify the exception.
+
+use crate::scan::Record;
+use regex::Regex;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// One frame of a traceback.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Frame {
+    /// Source file as printed.
+    pub file: String,
+    /// Line number in that file.
+    pub line: u32,
+    /// Function name.
+    pub function: String,
+    /// The code line printed under the frame, trimmed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+}
+
+/// The exception that ends a traceback.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Exception {
+    /// Qualified type, e.g. `torch.AcceleratorError`.
+    pub type_name: String,
+    /// The message on the same line.
+    pub message: String,
+    /// Log line of the exception line.
+    pub line: u64,
+    /// Message lines printed right after it.
+    pub extra: Vec<String>,
+}
+
+impl Exception {
+    /// The short type name (`AcceleratorError`).
+    pub fn short_type(&self) -> &str {
+        self.type_name.rsplit('.').next().unwrap_or(&self.type_name)
+    }
+}
+
+/// A traceback.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Traceback {
+    /// Input file index.
+    pub source: usize,
+    /// The stream (rank / process) it was printed on.
+    pub stream: String,
+    /// Rank from the prefix, if any.
+    pub rank: Option<u32>,
+    /// First line (the `Traceback` header, or the first frame when the header is missing).
+    pub start_line: u64,
+    /// Last line belonging to it.
+    pub end_line: u64,
+    /// Frames, outermost first.
+    pub frames: Vec<Frame>,
+    /// The exception, when printed.
+    pub exception: Option<Exception>,
+    /// Index (in the returned list) of the traceback this one was raised while handling.
+    pub chained_from: Option<usize>,
+}
+
+struct Patterns {
+    frame: Regex,
+    frame_partial: Regex,
+    exception: Regex,
+}
+
+fn patterns() -> &'static Patterns {
+    static P: OnceLock<Patterns> = OnceLock::new();
+    P.get_or_init(|| Patterns {
+        frame: Regex::new(r#"File "([^"]+)", line (\d+), in (\S+)"#).unwrap(),
+        // A pasted snippet that starts mid-frame: `/lib/.../config.py", line 1062, in f`
+        frame_partial: Regex::new(r#"^\s*(\S[^"]*)", line (\d+), in (\S+)"#).unwrap(),
+        exception: Regex::new(
+            r"^((?:[A-Za-z_][\w]*\.)*[A-Za-z_][\w]*(?:Error|Exception|Interrupt|Exit|Warning|Failure|Fault|Iteration|Timeout|Abort|Exceeded)|KeyError|StopIteration)(?::\s?(.*))?$",
+        )
+        .unwrap(),
+    })
+}
+
+/// Parses `Type: message` when the line is an exception line.
+pub fn parse_exception_line(msg: &str) -> Option<(String, String)> {
+    let c = patterns().exception.captures(msg.trim_end())?;
+    Some((
+        c[1].to_string(),
+        c.get(2)
+            .map_or(String::new(), |m| m.as_str().trim().to_string()),
+    ))
+}
+
+#[derive(Default)]
+struct StreamState {
+    current: Option<Traceback>,
+    /// The last finished traceback on this stream, for chaining and message continuation.
+    last: Option<usize>,
+    chain_pending: bool,
+    last_line: u64,
+}
+
+/// Rebuilds tracebacks from the records of all sources, in record order.
+pub fn collect(records: &[Record]) -> Vec<Traceback> {
+    let pat = patterns();
+    let mut out: Vec<Traceback> = Vec::new();
+    let mut streams: HashMap<(usize, String), StreamState> = HashMap::new();
+    // sglang prefixes only a traceback's first line (`[.. TP2] Scheduler hit an
+    // exception: Traceback ...`); the unprefixed lines after it belong to that stream.
+    let mut active: Option<((usize, String), u64)> = None;
+    for rec in records {
+        let own = rec.prefix.stream_key();
+        let key = match &active {
+            Some((k, line)) if own.is_empty() && k.0 == rec.source && rec.line <= line + 2 => {
+                k.clone()
+            }
+            _ => (rec.source, own),
+        };
+        if !key.1.is_empty() {
+            active = Some((key.clone(), rec.line));
+        }
+        let st = streams.entry(key.clone()).or_default();
+        let msg = rec.message();
+        let gap = rec.line.saturating_sub(st.last_line);
+        // A traceback is printed in one go: a gap of unretained lines ends it.
+        if gap > 3 {
+            finish(st, &mut out);
+            st.chain_pending = false;
+        }
+        st.last_line = rec.line;
+        if msg.contains("Traceback (most recent call last)") {
+            finish(st, &mut out);
+            let chained_from = if st.chain_pending { st.last } else { None };
+            st.chain_pending = false;
+            st.current = Some(Traceback {
+                source: rec.source,
+                stream: key.1.clone(),
+                rank: rec.prefix.effective_rank(),
+                start_line: rec.line,
+                end_line: rec.line,
+                frames: Vec::new(),
+                exception: None,
+                chained_from,
+            });
+            continue;
+        }
+        if msg.contains("During handling of the above exception")
+            || msg.contains("The above exception was the direct cause")
+        {
+            finish(st, &mut out);
+            st.chain_pending = true;
+            continue;
+        }
+        let frame = pat
+            .frame
+            .captures(msg)
+            .or_else(|| pat.frame_partial.captures(msg));
+        if let Some(c) = frame {
+            let f = Frame {
+                file: c[1].trim().to_string(),
+                line: c[2].parse().unwrap_or(0),
+                function: c[3].trim_end_matches(':').to_string(),
+                code: None,
+            };
+            if st.current.is_none() {
+                st.current = Some(Traceback {
+                    source: rec.source,
+                    stream: key.1.clone(),
+                    rank: rec.prefix.effective_rank(),
+                    start_line: rec.line,
+                    end_line: rec.line,
+                    frames: Vec::new(),
+                    exception: None,
+                    chained_from: None,
+                });
+            }
+            if let Some(tb) = st.current.as_mut() {
+                tb.frames.push(f);
+                tb.end_line = rec.line;
+            }
+            continue;
+        }
+        let indented = msg.starts_with(' ') || msg.starts_with('\t');
+        if let Some(tb) = st.current.as_mut() {
+            if indented {
+                let code = msg.trim();
+                let decoration =
+                    code.chars().all(|c| matches!(c, '^' | '~' | ' ')) || code == "...";
+                if !decoration {
+                    if let Some(f) = tb.frames.last_mut() {
+                        if f.code.is_none() {
+                            f.code = Some(code.chars().take(300).collect());
+                        }
+                    }
+                }
+                tb.end_line = rec.line;
+                continue;
+            }
+            if let Some((t, m)) = parse_exception_line(msg.trim_start()) {
+                tb.exception = Some(Exception {
+                    type_name: t,
+                    message: m,
+                    line: rec.line,
+                    extra: Vec::new(),
+                });
+                tb.end_line = rec.line;
+                finish(st, &mut out);
+                continue;
+            }
+            // Some other line inside a traceback (interleaved output); leave it.
+            continue;
+        }
+        // Message continuation right after an exception line.
+        if let Some(i) = st.last {
+            let tb = &mut out[i];
+            if let Some(ex) = tb.exception.as_mut() {
+                let near = rec.line <= tb.end_line + 2;
+                if near && ex.extra.len() < 12 && !msg.trim().is_empty() && !indented {
+                    ex.extra.push(msg.trim().chars().take(2000).collect());
+                    tb.end_line = rec.line;
+                }
+            }
+        }
+    }
+    let mut rest: Vec<_> = streams.into_values().collect();
+    for st in rest.iter_mut() {
+        finish(st, &mut out);
+    }
+    out.sort_by_key(|t| (t.source, t.start_line));
+    out
+}
+
+fn finish(st: &mut StreamState, out: &mut Vec<Traceback>) {
+    if let Some(tb) = st.current.take() {
+        if tb.frames.is_empty() && tb.exception.is_none() {
+            return;
+        }
+        out.push(tb);
+        st.last = Some(out.len() - 1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::Scanner;
+
+    fn tbs(log: &str) -> Vec<Traceback> {
+        let out = Scanner::new(&[]).scan_reader(0, &mut log.as_bytes());
+        collect(&out.records)
+    }
+
+    #[test]
+    fn frames_code_and_exception() {
+        let log = r#"Traceback (most recent call last):
+  File "/x/scheduler.py", line 2826, in run_scheduler_process
+    scheduler.event_loop_overlap()
+  File "/x/streams.py", line 231, in synchronize
+    super().synchronize()
+    ^^^^^^^^^^^^^^^^^^^^^
+torch.AcceleratorError: CUDA error: an illegal memory access was encountered
+Search for `cudaErrorIllegalAddress' in https://docs.nvidia.com for more information.
+"#;
+        let t = tbs(log);
+        assert_eq!(t.len(), 1);
+        assert_eq!(t[0].frames.len(), 2);
+        assert_eq!(t[0].frames[1].function, "synchronize");
+        assert_eq!(
+            t[0].frames[1].code.as_deref(),
+            Some("super().synchronize()")
+        );
+        let ex = t[0].exception.as_ref().unwrap();
+        assert_eq!(ex.short_type(), "AcceleratorError");
+        assert!(ex.message.contains("illegal memory access"));
+        assert_eq!(ex.extra.len(), 1);
+    }
+
+    #[test]
+    fn chained_exceptions_link_up() {
+        let log = r#"Traceback (most recent call last):
+  File "a.py", line 1, in f
+    g()
+KeyError: 'glm_moe_dsa'
+
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File "b.py", line 2, in h
+    raise ValueError(x)
+ValueError: The checkpoint you are trying to load has model type `glm_moe_dsa`
+"#;
+        let t = tbs(log);
+        assert_eq!(t.len(), 2);
+        assert_eq!(t[1].chained_from, Some(0));
+        assert_eq!(t[0].exception.as_ref().unwrap().short_type(), "KeyError");
+    }
+
+    #[test]
+    fn ranks_printing_at_once_stay_apart() {
+        let log = "[rank0]: Traceback (most recent call last):\n[rank1]: Traceback (most recent call last):\n[rank0]:   File \"a.py\", line 1, in f\n[rank1]:   File \"b.py\", line 2, in g\n[rank0]: RuntimeError: zero\n[rank1]: RuntimeError: one\n";
+        let t = tbs(log);
+        assert_eq!(t.len(), 2);
+        let r0 = t.iter().find(|t| t.rank == Some(0)).unwrap();
+        assert_eq!(r0.frames[0].file, "a.py");
+        assert_eq!(r0.exception.as_ref().unwrap().message, "zero");
+    }
+
+    #[test]
+    fn a_snippet_starting_mid_frame_still_parses() {
+        let log = "/lib/python3.11/site-packages/vllm/config.py\", line 1062, in _get_and_verify_max_len\n    if rope_scaling[\"type\"] == \"yarn\":\n       ~~~~~~~~~~~~^^^^^^^^\nKeyError: 'type'\n";
+        let t = tbs(log);
+        assert_eq!(t.len(), 1);
+        assert_eq!(t[0].frames[0].function, "_get_and_verify_max_len");
+        assert_eq!(t[0].exception.as_ref().unwrap().short_type(), "KeyError");
+    }
+}

@@ -1,0 +1,205 @@
+//! The report model: failure, hypotheses, notes, timeline, warnings, and the
+//! facts a reader needs to check them. Field names follow the JSON contract.
+
+use rosetta_schema::{Cause, FailureClass, Phase};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The whole report.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// The tool and version that wrote it.
+    pub rosetta: String,
+    /// The inputs read.
+    pub inputs: Vec<Input>,
+    /// What broke; `null` when nothing did.
+    pub failure: Option<Failure>,
+    /// Causes, most likely first.
+    pub hypotheses: Vec<Hypothesis>,
+    /// What the knowledge base knows about messages in the log.
+    pub notes: Vec<String>,
+    /// Phases with their first line.
+    pub timeline: Vec<TimelineEntry>,
+    /// Distinct warnings.
+    pub warnings: Vec<Warning>,
+    /// Warning lines in all (before collapsing).
+    pub warning_total: u64,
+    /// Facts read from the log (and the machine, with `--env`).
+    pub facts: Facts,
+}
+
+/// One input.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Input {
+    /// Path as given.
+    pub path: String,
+    /// Lines.
+    pub lines: u64,
+    /// Decoded bytes.
+    pub bytes: u64,
+    /// Why reading stopped early, if it did.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub note: Option<String>,
+}
+
+/// What broke, when and where.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Failure {
+    /// Failure class.
+    pub class: FailureClass,
+    /// Phase.
+    pub phase: Phase,
+    /// First failing rank.
+    pub rank: Option<u32>,
+    /// Ranks with the same failure.
+    #[serde(default)]
+    pub ranks: Vec<u32>,
+    /// Line in the input.
+    pub line: u64,
+    /// Input path, when several were read.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub file: Option<String>,
+    /// Timestamp as printed.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub time: Option<String>,
+    /// The message.
+    pub message: String,
+    /// Exception type, when a traceback ended in one.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub exception: Option<String>,
+    /// When the failure line is a kernel's own message: the Python error that followed it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub surfaced: Option<Surfaced>,
+    /// Reported asynchronously: the traceback names a sync point, not the culprit.
+    pub asynchronous: bool,
+    /// The sync point named, when asynchronous.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sync_point: Option<String>,
+    /// Why this phase.
+    pub phase_reason: String,
+    /// Innermost frames, innermost last.
+    #[serde(default)]
+    pub frames: Vec<FrameRef>,
+}
+
+/// The Python error that followed a kernel's own failure message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Surfaced {
+    /// Its line.
+    pub line: u64,
+    /// Its message.
+    pub message: String,
+}
+
+/// A frame of the failing traceback.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FrameRef {
+    /// File.
+    pub file: String,
+    /// Line in that file.
+    pub line: u32,
+    /// Function.
+    pub function: String,
+    /// Code line.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub code: Option<String>,
+}
+
+/// One cause with its confidence, evidence and experiments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hypothesis {
+    /// The cause.
+    pub cause: Cause,
+    /// The rule that carries it.
+    pub rule: String,
+    /// Share of belief, 0..1; the list sums to 1.
+    pub confidence: f64,
+    /// One line.
+    pub summary: String,
+    /// Why the evidence points here.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub why: Option<String>,
+    /// Lines that support it.
+    #[serde(default)]
+    pub evidence: Vec<Evidence>,
+    /// What to try, cheapest first.
+    #[serde(default)]
+    pub experiments: Vec<String>,
+    /// Where the knowledge comes from.
+    #[serde(default)]
+    pub references: Vec<String>,
+    /// Other rules that support the same cause.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also_rules: Vec<String>,
+}
+
+/// A line that supports a hypothesis (or a fact of the machine, with no line).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    /// Line in the input; `None` for machine facts.
+    pub line: Option<u64>,
+    /// Input path, when several were read.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub file: Option<String>,
+    /// The text.
+    pub text: String,
+}
+
+/// One step of the timeline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimelineEntry {
+    /// Phase.
+    pub phase: Phase,
+    /// First line.
+    pub line: u64,
+    /// Last line of the step, when it spans several.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub end_line: Option<u64>,
+    /// Label.
+    pub label: String,
+    /// Timestamp of the first line.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub time: Option<String>,
+    /// This step is the failure.
+    #[serde(default)]
+    pub failed: bool,
+}
+
+/// A distinct warning.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Warning {
+    /// The first occurrence.
+    pub text: String,
+    /// Occurrences.
+    pub count: u64,
+    /// Ranks.
+    pub ranks: Vec<u32>,
+    /// First line.
+    pub line: u64,
+    /// What the knowledge base says about it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub note: Option<String>,
+}
+
+/// Facts a reader needs to check the hypotheses.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Facts {
+    /// Framework.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub framework: Option<String>,
+    /// Versions named.
+    #[serde(default)]
+    pub versions: BTreeMap<String, String>,
+    /// GPUs named, with their arch.
+    #[serde(default)]
+    pub gpus: Vec<String>,
+    /// GPU archs (`sm_90`).
+    #[serde(default)]
+    pub gpu_archs: Vec<String>,
+    /// Model types named.
+    #[serde(default)]
+    pub model_types: Vec<String>,
+    /// Launch arguments read (how many).
+    #[serde(default)]
+    pub args: usize,
+}

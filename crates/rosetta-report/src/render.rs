@@ -1,0 +1,564 @@
+//! Renderers over the report model. Text is for a person in a terminal: the
+//! failure first, then the causes with their evidence and what to try, then
+//! the timeline and the warnings; colour only when asked. Markdown is for
+//! pasting into an upstream issue; HTML is one standalone page.
+
+use crate::model::{Hypothesis, Report};
+use anstyle::{AnsiColor, Effects, Style as AStyle};
+use std::io::{self, Write};
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Terminal text.
+    Text,
+    /// The JSON contract.
+    Json,
+    /// Markdown.
+    Markdown,
+    /// HTML page.
+    Html,
+}
+
+/// Layout options.
+#[derive(Debug, Clone, Copy)]
+pub struct Style {
+    /// Use ANSI colour.
+    pub color: bool,
+    /// Causes to show in text / Markdown.
+    pub top: usize,
+}
+
+impl Default for Style {
+    fn default() -> Self {
+        Style {
+            color: false,
+            top: 5,
+        }
+    }
+}
+
+/// Writes the report in a format.
+pub fn render(report: &Report, format: Format, style: Style, w: &mut dyn Write) -> io::Result<()> {
+    match format {
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut *w, report).map_err(io::Error::other)?;
+            writeln!(w)
+        }
+        Format::Text => text(report, style, w),
+        Format::Markdown => markdown(report, style, w),
+        Format::Html => html(report, w),
+    }
+}
+
+struct Paint {
+    on: bool,
+}
+
+impl Paint {
+    fn s(&self, style: AStyle, text: &str) -> String {
+        if self.on {
+            format!("{}{}{}", style.render(), text, style.render_reset())
+        } else {
+            text.to_string()
+        }
+    }
+    fn head(&self, t: &str) -> String {
+        self.s(AStyle::new().effects(Effects::BOLD), t)
+    }
+    fn bad(&self, t: &str) -> String {
+        self.s(
+            AStyle::new()
+                .fg_color(Some(AnsiColor::Red.into()))
+                .effects(Effects::BOLD),
+            t,
+        )
+    }
+    fn dim(&self, t: &str) -> String {
+        self.s(AStyle::new().effects(Effects::DIMMED), t)
+    }
+    fn cause(&self, t: &str) -> String {
+        self.s(AStyle::new().fg_color(Some(AnsiColor::Cyan.into())), t)
+    }
+    fn good(&self, t: &str) -> String {
+        self.s(AStyle::new().fg_color(Some(AnsiColor::Green.into())), t)
+    }
+}
+
+fn cut(s: &str, n: usize) -> String {
+    let s = s.trim();
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(n).collect::<String>())
+    }
+}
+
+fn ranks_text(ranks: &[u32]) -> String {
+    if ranks.is_empty() {
+        return String::new();
+    }
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < ranks.len() {
+        let mut j = i;
+        while j + 1 < ranks.len() && ranks[j + 1] == ranks[j] + 1 {
+            j += 1;
+        }
+        out.push(if j > i {
+            format!("{}-{}", ranks[i], ranks[j])
+        } else {
+            ranks[i].to_string()
+        });
+        i = j + 1;
+    }
+    out.join(",")
+}
+
+fn line_ref(line: Option<u64>, file: &Option<String>) -> String {
+    match (line, file) {
+        (Some(l), Some(f)) => format!("{f}:{l}"),
+        (Some(l), None) => l.to_string(),
+        (None, _) => "env".to_string(),
+    }
+}
+
+fn text(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
+    let p = Paint { on: style.color };
+    let Some(f) = &r.failure else {
+        let lines: u64 = r.inputs.iter().map(|i| i.lines).sum();
+        writeln!(
+            w,
+            "{}  no failure found in {} lines",
+            p.good(&p.head("OK")),
+            lines
+        )?;
+        for n in &r.notes {
+            writeln!(w, "   note  {}", n)?;
+        }
+        return timeline_and_warnings(r, &p, w);
+    };
+    let mut where_ = vec![f.class.to_string(), f.phase.to_string()];
+    if let Some(rank) = f.rank {
+        if f.ranks.len() > 1 {
+            where_.push(format!(
+                "rank {} first ({} ranks: {})",
+                rank,
+                f.ranks.len(),
+                ranks_text(&f.ranks)
+            ));
+        } else {
+            where_.push(format!("rank {rank}"));
+        }
+    }
+    where_.push(format!("line {}", line_ref(Some(f.line), &f.file)));
+    if let Some(t) = &f.time {
+        where_.push(t.clone());
+    }
+    writeln!(w, "{}  {}", p.bad("FAILURE"), p.head(&where_.join(" · ")))?;
+    writeln!(w, "         {}", cut(&f.message, 200))?;
+    if let Some(s) = &f.surfaced {
+        writeln!(
+            w,
+            "         {}",
+            p.dim(&format!(
+                "then at line {}: {}",
+                s.line,
+                cut(&s.message, 150)
+            ))
+        )?;
+    }
+    if f.asynchronous {
+        match &f.sync_point {
+            Some(sp) => writeln!(
+                w,
+                "         {}",
+                p.dim(&format!(
+                    "asynchronous: raised at the sync point {}, not where the kernel failed",
+                    cut(sp, 120)
+                ))
+            )?,
+            None => writeln!(
+                w,
+                "         {}",
+                p.dim("asynchronous: reported at a later API call, not where the kernel failed")
+            )?,
+        }
+    }
+    writeln!(
+        w,
+        "         {}",
+        p.dim(&format!("phase: {}", f.phase_reason))
+    )?;
+    writeln!(w)?;
+    if !r.hypotheses.is_empty() {
+        writeln!(w, "{}", p.head("CAUSES"))?;
+        for (i, h) in r.hypotheses.iter().take(style.top).enumerate() {
+            hypothesis_text(i + 1, h, &p, w)?;
+        }
+        if r.hypotheses.len() > style.top {
+            let rest: Vec<String> = r.hypotheses[style.top..]
+                .iter()
+                .map(|h| format!("{} {:.2}", h.cause, h.confidence))
+                .collect();
+            writeln!(w, "   {}", p.dim(&format!("also: {}", rest.join(" · "))))?;
+        }
+        writeln!(w)?;
+    }
+    if !r.notes.is_empty() {
+        writeln!(w, "{}", p.head("NOTES"))?;
+        for n in &r.notes {
+            writeln!(w, "   {}", n)?;
+        }
+        writeln!(w)?;
+    }
+    timeline_and_warnings(r, &p, w)
+}
+
+fn hypothesis_text(n: usize, h: &Hypothesis, p: &Paint, w: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        w,
+        " {} {:<18} {:.2}  {}",
+        n,
+        p.cause(h.cause.as_str()),
+        h.confidence,
+        cut(&h.summary, 110)
+    )?;
+    for (i, e) in h.evidence.iter().take(4).enumerate() {
+        let label = if i == 0 { "evidence" } else { "" };
+        writeln!(
+            w,
+            "     {:<9} {}: {}",
+            label,
+            line_ref(e.line, &e.file),
+            cut(&e.text, 100)
+        )?;
+    }
+    if let Some(why) = &h.why {
+        writeln!(w, "     {:<9} {}", "why", cut(why, 160))?;
+    }
+    for (i, x) in h.experiments.iter().take(3).enumerate() {
+        let label = if i == 0 { "try" } else { "" };
+        writeln!(w, "     {:<9} {}", label, cut(x, 140))?;
+    }
+    Ok(())
+}
+
+fn timeline_and_warnings(r: &Report, p: &Paint, w: &mut dyn Write) -> io::Result<()> {
+    if !r.timeline.is_empty() {
+        let steps: Vec<String> = r
+            .timeline
+            .iter()
+            .map(|t| {
+                let lines = match t.end_line {
+                    Some(e) if e != t.line => format!("{}-{}", t.line, e),
+                    _ => t.line.to_string(),
+                };
+                if t.failed {
+                    p.bad(&format!("{} ✗ ({})", t.label, lines))
+                } else {
+                    format!("{} ({})", t.label, lines)
+                }
+            })
+            .collect();
+        writeln!(w, "{} {}", p.head("TIMELINE"), steps.join(" · "))?;
+    }
+    if !r.warnings.is_empty() {
+        writeln!(w)?;
+        writeln!(
+            w,
+            "{}",
+            p.head(&format!(
+                "WARNINGS ({} distinct of {})",
+                r.warnings.len(),
+                r.warning_total
+            ))
+        )?;
+        for wn in r.warnings.iter().take(12) {
+            let ranks = if wn.ranks.len() > 1 {
+                format!(" ranks {}", ranks_text(&wn.ranks))
+            } else {
+                String::new()
+            };
+            writeln!(
+                w,
+                " {:>6}  ×{:<5} {}{}",
+                wn.line,
+                wn.count,
+                cut(&wn.text, 110),
+                p.dim(&ranks)
+            )?;
+            if let Some(n) = &wn.note {
+                writeln!(w, "         {}", p.dim(&format!("note: {}", cut(n, 150))))?;
+            }
+        }
+        if r.warnings.len() > 12 {
+            writeln!(
+                w,
+                "         {}",
+                p.dim(&format!(
+                    "… {} more (--format json lists all)",
+                    r.warnings.len() - 12
+                ))
+            )?;
+        }
+    }
+    let lines: u64 = r.inputs.iter().map(|i| i.lines).sum();
+    let bytes: u64 = r.inputs.iter().map(|i| i.bytes).sum();
+    for i in &r.inputs {
+        if let Some(n) = &i.note {
+            writeln!(w, "{}", p.bad(&format!("input {}: {}", i.path, n)))?;
+        }
+    }
+    writeln!(
+        w,
+        "{}",
+        p.dim(&format!(
+            "read {} lines ({}) from {} input(s) · {}",
+            lines,
+            human_bytes(bytes),
+            r.inputs.len(),
+            r.rosetta
+        ))
+    )
+}
+
+fn human_bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+fn md_escape(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
+    writeln!(w, "### rosetta diagnosis")?;
+    writeln!(w)?;
+    match &r.failure {
+        None => writeln!(w, "No failure found.")?,
+        Some(f) => {
+            let rank = f.rank.map(|r| format!(", rank {r}")).unwrap_or_default();
+            writeln!(
+                w,
+                "**Failure:** `{}` in `{}`{} at line {}",
+                f.class, f.phase, rank, f.line
+            )?;
+            writeln!(w)?;
+            writeln!(w, "```")?;
+            writeln!(w, "{}", cut(&f.message, 400))?;
+            writeln!(w, "```")?;
+            if f.asynchronous {
+                writeln!(w)?;
+                writeln!(w, "_Asynchronous CUDA error: the traceback names a sync point{}, not the failing kernel._", f.sync_point.as_ref().map(|s| format!(" (`{}`)", cut(s, 100))).unwrap_or_default())?;
+            }
+        }
+    }
+    if !r.hypotheses.is_empty() {
+        writeln!(w)?;
+        writeln!(w, "| # | cause | confidence | summary | try |")?;
+        writeln!(w, "|---|---|---|---|---|")?;
+        for (i, h) in r.hypotheses.iter().take(style.top).enumerate() {
+            writeln!(
+                w,
+                "| {} | `{}` | {:.2} | {} | {} |",
+                i + 1,
+                h.cause,
+                h.confidence,
+                md_escape(&h.summary),
+                md_escape(&h.experiments.first().cloned().unwrap_or_default())
+            )?;
+        }
+        for (i, h) in r.hypotheses.iter().take(style.top).enumerate() {
+            if h.evidence.is_empty() {
+                continue;
+            }
+            writeln!(w)?;
+            writeln!(
+                w,
+                "<details><summary>{}. {} — evidence</summary>",
+                i + 1,
+                h.cause
+            )?;
+            writeln!(w)?;
+            writeln!(w, "```")?;
+            for e in &h.evidence {
+                writeln!(w, "{}: {}", line_ref(e.line, &e.file), cut(&e.text, 300))?;
+            }
+            writeln!(w, "```")?;
+            if !h.references.is_empty() {
+                writeln!(w)?;
+                for rf in &h.references {
+                    writeln!(w, "- {rf}")?;
+                }
+            }
+            writeln!(w)?;
+            writeln!(w, "</details>")?;
+        }
+    }
+    if !r.notes.is_empty() {
+        writeln!(w)?;
+        writeln!(w, "**Notes**")?;
+        writeln!(w)?;
+        for n in &r.notes {
+            writeln!(w, "- {}", md_escape(n))?;
+        }
+    }
+    if !r.timeline.is_empty() {
+        writeln!(w)?;
+        let steps: Vec<String> = r
+            .timeline
+            .iter()
+            .map(|t| {
+                format!(
+                    "{}{} (line {})",
+                    t.label,
+                    if t.failed { " ✗" } else { "" },
+                    t.line
+                )
+            })
+            .collect();
+        writeln!(w, "**Timeline:** {}", steps.join(" → "))?;
+    }
+    if !r.warnings.is_empty() {
+        writeln!(w)?;
+        writeln!(
+            w,
+            "<details><summary>Warnings ({} distinct of {})</summary>",
+            r.warnings.len(),
+            r.warning_total
+        )?;
+        writeln!(w)?;
+        writeln!(w, "```")?;
+        for wn in r.warnings.iter().take(40) {
+            writeln!(w, "{:>6} ×{:<5} {}", wn.line, wn.count, cut(&wn.text, 200))?;
+        }
+        writeln!(w, "```")?;
+        writeln!(w)?;
+        writeln!(w, "</details>")?;
+    }
+    writeln!(w)?;
+    writeln!(w, "<sub>{}</sub>", r.rosetta)
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        w,
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>rosetta diagnosis</title>"
+    )?;
+    writeln!(w, "<style>body{{font:14px/1.45 system-ui,sans-serif;max-width:980px;margin:2em auto;padding:0 1em}}code,pre{{font:12px ui-monospace,monospace}}pre{{background:#f6f6f6;padding:.6em;overflow:auto}}.fail{{color:#b00}}table{{border-collapse:collapse}}td,th{{border-bottom:1px solid #ddd;padding:.3em .6em;text-align:left;vertical-align:top}}</style></head><body>")?;
+    writeln!(w, "<h1>rosetta diagnosis</h1>")?;
+    match &r.failure {
+        None => writeln!(w, "<p>No failure found.</p>")?,
+        Some(f) => {
+            writeln!(
+                w,
+                "<h2 class=\"fail\">{} · {} · line {}</h2>",
+                esc(f.class.as_str()),
+                esc(f.phase.as_str()),
+                f.line
+            )?;
+            writeln!(w, "<pre>{}</pre>", esc(&f.message))?;
+            if f.asynchronous {
+                writeln!(w, "<p>Asynchronous: the traceback names a sync point{}, not the failing kernel.</p>", f.sync_point.as_ref().map(|s| format!(" (<code>{}</code>)", esc(s))).unwrap_or_default())?;
+            }
+        }
+    }
+    if !r.hypotheses.is_empty() {
+        writeln!(w, "<h2>Causes</h2><table><tr><th>#</th><th>cause</th><th>confidence</th><th>summary and evidence</th><th>try</th></tr>")?;
+        for (i, h) in r.hypotheses.iter().enumerate() {
+            let ev: String = h
+                .evidence
+                .iter()
+                .map(|e| {
+                    format!(
+                        "<br><code>{}: {}</code>",
+                        line_ref(e.line, &e.file),
+                        esc(&cut(&e.text, 200))
+                    )
+                })
+                .collect();
+            let tries: String = h
+                .experiments
+                .iter()
+                .map(|x| format!("<li>{}</li>", esc(x)))
+                .collect();
+            writeln!(w, "<tr><td>{}</td><td><code>{}</code></td><td>{:.2}</td><td>{}{}</td><td><ul>{}</ul></td></tr>", i + 1, h.cause, h.confidence, esc(&h.summary), ev, tries)?;
+        }
+        writeln!(w, "</table>")?;
+    }
+    if !r.notes.is_empty() {
+        writeln!(w, "<h2>Notes</h2><ul>")?;
+        for n in &r.notes {
+            writeln!(w, "<li>{}</li>", esc(n))?;
+        }
+        writeln!(w, "</ul>")?;
+    }
+    if !r.timeline.is_empty() {
+        writeln!(w, "<h2>Timeline</h2><ol>")?;
+        for t in &r.timeline {
+            writeln!(
+                w,
+                "<li{}>{} — line {}{}</li>",
+                if t.failed { " class=\"fail\"" } else { "" },
+                esc(&t.label),
+                t.line,
+                t.time
+                    .as_ref()
+                    .map(|x| format!(" ({})", esc(x)))
+                    .unwrap_or_default()
+            )?;
+        }
+        writeln!(w, "</ol>")?;
+    }
+    if !r.warnings.is_empty() {
+        writeln!(
+            w,
+            "<h2>Warnings ({} distinct of {})</h2><pre>",
+            r.warnings.len(),
+            r.warning_total
+        )?;
+        for wn in &r.warnings {
+            writeln!(w, "{:>6} ×{:<5} {}", wn.line, wn.count, esc(&wn.text))?;
+        }
+        writeln!(w, "</pre>")?;
+    }
+    writeln!(w, "<p><small>{}</small></p></body></html>", esc(&r.rosetta))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_compress_to_ranges() {
+        assert_eq!(ranks_text(&[0, 1, 2, 3, 5, 7, 8]), "0-3,5,7-8");
+    }
+
+    #[test]
+    fn an_empty_report_renders_in_every_format() {
+        let r = Report::default();
+        for f in [Format::Text, Format::Json, Format::Markdown, Format::Html] {
+            let mut out = Vec::new();
+            render(&r, f, Style::default(), &mut out).unwrap();
+            assert!(!out.is_empty());
+        }
+    }
+}
