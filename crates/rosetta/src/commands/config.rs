@@ -8,10 +8,10 @@ use crate::args::{ConfigArgs, Format};
 use crate::exit::{self, Coded, Outcome};
 use pep440_rs::Version;
 use rosetta_env::model_config::{self, ConfigSource, ModelConfig};
+use rosetta_env::python;
 use rosetta_kb::config_lint::{self, Lint, Severity, Target};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::str::FromStr;
 
 /// Runs `rosetta config`.
@@ -82,19 +82,15 @@ fn usage(msg: &str) -> anyhow::Error {
     })
 }
 
-/// The transformers version installed in the active Python (`python3` on
-/// PATH, which is the venv's or conda env's when one is active), from its
-/// `transformers-*.dist-info/METADATA` on `sys.path`.
+/// The transformers version installed in the active Python environment (the
+/// same one `rosetta env` reads: the active virtualenv's or conda env's
+/// interpreter, else `python3` on PATH), from a `transformers-*.dist-info`
+/// (or egg-info) in its site-packages.
 fn installed_transformers() -> Option<(String, PathBuf)> {
-    const PROBE: &str = "import sys, json; print(json.dumps(sys.path))";
-    let out = ["python3", "python"]
+    let py = python::default_interpreter()?;
+    let info = python::ask_interpreter(&py).ok()?;
+    info.site_packages
         .iter()
-        .find_map(|py| Command::new(py).args(["-c", PROBE]).output().ok())
-        .filter(|o| o.status.success())?;
-    let paths: Vec<String> = serde_json::from_slice(&out.stdout).ok()?;
-    paths
-        .iter()
-        .filter(|p| !p.is_empty())
         .find_map(|p| transformers_in(Path::new(p)))
 }
 
@@ -112,15 +108,9 @@ fn transformers_in(dir: &Path) -> Option<(String, PathBuf)> {
         let Ok(text) = std::fs::read_to_string(&meta) else {
             continue;
         };
-        let is_tf = text
-            .lines()
-            .any(|l| l.eq_ignore_ascii_case("name: transformers"));
-        let version = text
-            .lines()
-            .find_map(|l| l.strip_prefix("Version:"))
-            .map(|v| v.trim().to_string());
-        if let (true, Some(v)) = (is_tf, version) {
-            return Some((v, meta));
+        match python::parse_metadata(&text) {
+            Some((n, v)) if n.eq_ignore_ascii_case("transformers") => return Some((v, meta)),
+            _ => {}
         }
     }
     None

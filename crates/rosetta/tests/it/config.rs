@@ -127,8 +127,8 @@ fn context_beyond_positions() {
 fn default_version_is_the_installed_transformers() {
     let d = tempfile::tempdir().unwrap();
     let cfg = write(d.path(), "m/config.json", GLM5);
-    // A stand-in `python3` whose sys.path holds a site-packages with transformers 4.57.1.
-    let site = d.path().join("site");
+    // A stand-in `python3` whose site-packages holds transformers 4.57.1.
+    let site = d.path().join("lib/site-packages");
     write(
         &site,
         "transformers-4.57.1.dist-info/METADATA",
@@ -137,11 +137,12 @@ fn default_version_is_the_installed_transformers() {
     let bin = d.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let py = bin.join("python3");
-    std::fs::write(
-        &py,
-        format!("#!/bin/sh\necho '[\"\", \"{}\"]'\n", site.display()),
-    )
-    .unwrap();
+    let answer = serde_json::json!({
+        "executable": py.display().to_string(), "version": "3.11.7",
+        "purelib": site.display().to_string(), "platlib": site.display().to_string(),
+        "path": ["", site.display().to_string()],
+    });
+    std::fs::write(&py, format!("#!/bin/sh\necho '{answer}'\n")).unwrap();
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
