@@ -44,6 +44,7 @@ pub mod elf;
 mod error;
 pub mod fatbin;
 pub mod gpu;
+pub mod model_config;
 mod par;
 mod problems;
 pub mod python;

@@ -116,14 +116,17 @@ pub struct VersionsArgs {
     /// The package, e.g. `transformers`.
     pub package: String,
     /// Which releases register this transformers model type.
-    #[arg(long, value_name = "TYPE")]
+    #[arg(long, value_name = "TYPE", conflicts_with = "has_path")]
     pub has_model_type: Option<String>,
     /// Which releases contain this path inside the wheel.
     #[arg(long, value_name = "PATH")]
     pub has_path: Option<String>,
     /// Print the table model type -> first release (what `diagnose` embeds).
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["has_model_type", "has_path"])]
     pub model_types: bool,
+    /// Only ask releases from this version on (PEP 440), e.g. `4.45.0`.
+    #[arg(long, value_name = "VERSION")]
+    pub since: Option<String>,
     /// The index's simple API URL (default: PIP_INDEX_URL, UV_INDEX_URL, pip config files, then pip's own default).
     #[arg(long, value_name = "URL")]
     pub index_url: Option<String>,

@@ -1,13 +1,16 @@
 //! End-to-end tests of the `rosetta` binary: the bundled example, the JSON
 //! contract, compressed and piped input, several files, and bad input (which
 //! gets a report or a one-line error naming the file with exit code 2, never
-//! a panic).
+//! a panic); `versions` against a package index on 127.0.0.1 started by the
+//! test, and `config` on configs written by the test.
 
 mod bad_input;
+mod config;
 mod diagnose;
+mod versions;
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 pub fn bin() -> PathBuf {
@@ -53,4 +56,26 @@ pub fn json(out: &Output) -> serde_json::Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).expect("valid JSON on stdout")
+}
+
+/// Runs the binary with a clean environment: no user config, cache or index leaks in.
+pub fn rosetta(args: &[&str], home: &Path, extra_env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(bin());
+    cmd.args(args)
+        .env_clear()
+        .env("HOME", home)
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("PIP_CONFIG_FILE", "/dev/null");
+    for (k, v) in extra_env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run rosetta")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
 }
