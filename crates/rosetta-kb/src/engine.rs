@@ -725,7 +725,11 @@ pub fn diagnose(kb: &KnowledgeBase, ctx: &Context) -> Scored {
             let text = fill(n, &fi.vars);
             let first = fi.evidence.iter().find(|e| e.line.is_some());
             if !scored.notes.iter().any(|(t, _, _)| *t == text) {
-                scored.notes.push((text, first.and_then(|e| e.line), first.map(|e| e.text.clone())));
+                scored.notes.push((
+                    text,
+                    first.and_then(|e| e.line),
+                    first.map(|e| e.text.clone()),
+                ));
             }
         }
     }

@@ -121,7 +121,12 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
         .collect();
     for (text, line, about) in &scored.notes {
         // The note concerns a warning when its evidence line is one (any occurrence of it).
-        let target = warnings.iter_mut().find(|w| Some(w.line) == *line || about.as_ref().is_some_and(|a| w.text.starts_with(a.trim()) || a.trim().starts_with(&w.text)));
+        let target = warnings.iter_mut().find(|w| {
+            Some(w.line) == *line
+                || about
+                    .as_ref()
+                    .is_some_and(|a| w.text.starts_with(a.trim()) || a.trim().starts_with(&w.text))
+        });
         match target {
             Some(w) if w.note.is_none() => {
                 w.note = Some(text.clone());

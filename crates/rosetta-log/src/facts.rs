@@ -628,7 +628,11 @@ fn choose_failure(f: &LogFacts) -> (Option<Failure>, Vec<(usize, u64, u64)>) {
                 } else {
                     None
                 };
-                let pause = matches!((prev.time, x.time), (Some(a), Some(b)) if b - a > 300.0);
+                // A long pause means a new attempt, unless the later error is the kind
+                // that comes from waiting on a failed peer (timeouts, aborts of a group).
+                let waiting = matches!(x.class, FailureClass::CommError | FailureClass::Hang);
+                let pause =
+                    !waiting && matches!((prev.time, x.time), (Some(a), Some(b)) if b - a > 300.0);
                 match relaunch {
                     Some(l) => Some((l, true)),
                     None if pause => Some((prev.end_line + 1, false)),
@@ -651,7 +655,11 @@ fn choose_failure(f: &LogFacts) -> (Option<Failure>, Vec<(usize, u64, u64)>) {
         let (ref incs, start, _) = runs[k];
         let source = f.incidents[incs[0]].source;
         let (_, next_start, next_relaunch) = runs[k + 1];
-        let begin = if k == 0 && !next_relaunch { f.incidents[incs[0]].line } else { start };
+        let begin = if k == 0 && !next_relaunch {
+            f.incidents[incs[0]].line
+        } else {
+            start
+        };
         if f.incidents[runs[k + 1].0[0]].source == source && next_start > begin {
             other_runs.push((source, begin, next_start - 1));
         }
