@@ -826,6 +826,16 @@ fn phase_of(f: &LogFacts, inc: &Incident) -> (Phase, String) {
             return (phase, format!("after line {} ({})", m.line, m.label));
         }
     }
+    // Serving-loop frames (`execute_model`, `event_loop_overlap`) say the server was
+    // serving, which is weaker than a milestone (the warm-up request runs there too).
+    for fr in inc.frames.iter().rev() {
+        if crate::signals::serving_function(&fr.function) {
+            return (
+                Phase::Decode,
+                format!("frame {} is the serving loop", fr.function),
+            );
+        }
+    }
     let by_class = match inc.class {
         FailureClass::ImportError | FailureClass::ConfigError => Some(Phase::Startup),
         FailureClass::BuildError => Some(Phase::Install),

@@ -367,6 +367,28 @@ pub fn phase_of_function(func: &str, file: &str) -> Option<Phase> {
     None
 }
 
+/// Functions of a serving loop: a failure inside one happened while serving requests.
+pub fn serving_function(func: &str) -> bool {
+    matches!(
+        func,
+        "execute_model"
+            | "execute_model_ray"
+            | "step"
+            | "step_with_batch_queue"
+            | "run_busy_loop"
+            | "_process_engine_step"
+            | "event_loop_normal"
+            | "event_loop_overlap"
+            | "event_loop_pp"
+            | "run_batch"
+            | "forward_batch_generation"
+            | "generate_token"
+            | "decode_token"
+            | "_run_workers"
+            | "busy_loop"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
