@@ -260,9 +260,21 @@ fn specifiers(path: &Path, field: &str, spec: &str) -> Result<VersionSpecifiers,
 impl Rule {
     /// Parses and checks one rule file's text.
     pub fn parse(path: &Path, text: &str) -> Result<Rule, KbError> {
-        let def: RuleFile = toml::from_str(text).map_err(|e| KbError::Parse {
-            path: path.to_path_buf(),
-            message: e.to_string().trim().replace('\n', " "),
+        let def: RuleFile = toml::from_str(text).map_err(|e| {
+            let at = e.span().map(|s| {
+                let before = &text[..s.start.min(text.len())];
+                let line = before.matches('\n').count() + 1;
+                let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+                format!("line {line}, column {col}: ")
+            });
+            KbError::Parse {
+                path: path.to_path_buf(),
+                message: format!(
+                    "{}{}",
+                    at.unwrap_or_default(),
+                    e.message().trim().replace('\n', " ")
+                ),
+            }
         })?;
         let field = |f: &str, m: String| KbError::Field {
             path: path.to_path_buf(),
