@@ -94,6 +94,9 @@ struct Patterns {
     glog: Regex,
     glog_bracket: Regex,
     level_word: Regex,
+    quote: Regex,
+    nccl: Regex,
+    logfmt: Regex,
     syslog: Regex,
     trt: Regex,
     logger_rank: Regex,
@@ -105,7 +108,10 @@ fn patterns() -> &'static Patterns {
     static P: OnceLock<Patterns> = OnceLock::new();
     P.get_or_init(|| Patterns {
         // (EngineCore_DP0 pid=274) / (WorkerDict pid=1216, ip=10.0.0.1) / (VllmWorker rank=0 pid=12)
-        ray: Regex::new(r"^\(([A-Za-z_][\w\-.]*)(?: rank=(\d+))? pid=(\d+)(?:, ip=[^)]*)?\)\s*").unwrap(),
+        ray: Regex::new(r"^\(([A-Za-z_][\w\-.]*)(?: rank=(\d+))?(?: pid=(\d+))?(?:, ip=[^)]*)?\)\s+").unwrap(),
+        quote: Regex::new(r"^>(?: |$)").unwrap(),
+        nccl: Regex::new(r"^\S+:\d+:\d+ \[(\d+)\] NCCL (INFO|WARN|TRACE|ERROR) ").unwrap(),
+        logfmt: Regex::new(r"^time=\S+ level=(\w+) (?:source=\S+ )?").unwrap(),
         torchrun: Regex::new(r"^\[(?:rank|Rank )(\d+)\]:\s?").unwrap(),
         // [2026-11-29 22:27:32,782 TP0] / [2025-12-15 00:02:05 DP1 TP1] / [2026-03-21 01:40:19]
         sglang: Regex::new(r"^\[(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)((?:\s+(?:DP|TP|EP|PP|CP|ATTN_CP|MOE_DP)\d+)*)\]\s*").unwrap(),
@@ -194,14 +200,41 @@ pub fn parse(line: &str) -> Prefix {
     // Prefix tokens come in many orders; peel them off until none matches.
     for _ in 0..8 {
         let before = pos;
-        if let Some(c) = pat.ray.captures(rest) {
+        if let Some(c) = pat.ray.captures(rest).filter(|c| {
+            c.get(3).is_some()
+                || [
+                    "Worker",
+                    "Engine",
+                    "Process",
+                    "Actor",
+                    "Scheduler",
+                    "Dict",
+                    "TP",
+                    "Rank",
+                    "rank",
+                ]
+                .iter()
+                .any(|w| c[1].contains(w))
+        }) {
             let name = c[1].to_string();
             apply_tags(&mut p, &name);
             if let Some(r) = c.get(2) {
                 p.rank = r.as_str().parse().ok();
             }
-            p.pid = c[3].parse().ok();
+            p.pid = c.get(3).and_then(|m| m.as_str().parse().ok());
             p.process = Some(name);
+            pos += c[0].len();
+        } else if let Some(c) = pat.quote.captures(rest) {
+            // A log pasted as a Markdown quote.
+            pos += c[0].len();
+        } else if let Some(c) = pat.nccl.captures(rest) {
+            p.level = level_from(match &c[2] {
+                "TRACE" => "DEBUG",
+                other => other,
+            });
+            pos += c[0].len();
+        } else if let Some(c) = pat.logfmt.captures(rest) {
+            p.level = level_from(&c[1]);
             pos += c[0].len();
         } else if let Some(c) = pat.torchrun.captures(rest) {
             p.rank = c[1].parse().ok();
