@@ -173,6 +173,8 @@ pub struct LogFacts {
     pub serving: Vec<ServingStats>,
     /// Lines not retained (budget).
     pub dropped: u64,
+    /// The last line of each input: (source, line, text).
+    pub last_lines: Vec<(usize, u64, String)>,
     /// Line ranges (source, first, last) of failures in other runs than the chosen one:
     /// evidence for this failure must not come from there.
     pub other_runs: Vec<(usize, u64, u64)>,
@@ -193,6 +195,9 @@ impl LogFacts {
             f.records.extend(out.records);
             f.serving.push(out.serving);
             f.dropped += out.dropped;
+            if let Some((line, text)) = &out.last_line {
+                f.last_lines.push((i, *line, text.clone()));
+            }
             templates.push((i, out.templates));
         }
         f.extracted = extract::extract(&f.records, gpu_names);
@@ -266,7 +271,7 @@ fn milestones(records: &[Record], serving: &[ServingStats]) -> Vec<Milestone> {
 fn config_words() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
     R.get_or_init(|| {
-        Regex::new(r"(?i)rope_scaling|rope_parameters|rope_theta|rope_type|model_type|max_position_embeddings|hf_config|hf_text_config|config\.json|configuration_\w+\.py|PretrainedConfig|AutoConfig|does not recognize this architecture|quantization_config").unwrap()
+        Regex::new(r"(?i)rope_scaling|rope_parameters|rope_theta|rope_type|rope_config|rope_utils|model_type|max_position_embeddings|hf_config|hf_text_config|config\.json|configuration_\w+\.py|PretrainedConfig|AutoConfig|does not recognize this architecture|quantization_config").unwrap()
     })
 }
 
@@ -364,8 +369,24 @@ fn incidents(records: &[Record], tbs: &[Traceback]) -> Vec<Incident> {
                 }
             }
         } else if inc.strength == 0 {
-            // Frames without an exception line: a truncated traceback.
-            inc.class = FailureClass::PythonError;
+            // Frames without an exception line: a truncated traceback; config code names the class.
+            let frame_text: String = tb
+                .frames
+                .iter()
+                .map(|f| {
+                    format!(
+                        "{} {} {}\n",
+                        f.file,
+                        f.function,
+                        f.code.as_deref().unwrap_or("")
+                    )
+                })
+                .collect();
+            inc.class = if config_words().is_match(&frame_text) {
+                FailureClass::ConfigError
+            } else {
+                FailureClass::PythonError
+            };
             inc.strength = 8;
             inc.role = Role::Weak;
             inc.message = tb
@@ -814,6 +835,7 @@ fn phase_of(f: &LogFacts, inc: &Incident) -> (Phase, String) {
         let runtime_fault = matches!(
             inc.class,
             FailureClass::DeviceSideAssert
+                | FailureClass::NoKernelForArch
                 | FailureClass::IllegalMemoryAccess
                 | FailureClass::GpuOom
                 | FailureClass::ShapeMismatch
@@ -838,7 +860,6 @@ fn phase_of(f: &LogFacts, inc: &Incident) -> (Phase, String) {
     }
     let by_class = match inc.class {
         FailureClass::ImportError | FailureClass::ConfigError => Some(Phase::Startup),
-        FailureClass::BuildError => Some(Phase::Install),
         FailureClass::CommError => Some(Phase::CommInit),
         FailureClass::MissingWeights | FailureClass::ShapeMismatch => Some(Phase::WeightLoad),
         _ => None,
@@ -863,14 +884,96 @@ fn successor(p: Phase) -> Phase {
 fn wrong_output_shapes() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
     R.get_or_init(|| {
-        Regex::new(r"(?i)exceeded the model's predefined maximum length|probability tensor contains either `inf`, `nan`|\bnan\b (?:detected|values?|in (?:the )?(?:output|logits|hidden))|(?:outputs?|generations?|responses?|completions?|answers?) (?:is|are|was|were|looks?|became|become) (?:garbage|gibberish|garbled|nonsense|repetitive|repeating|all the same|empty)|repeat(?:s|ing|ed) (?:the same|itself)|degenerate output|output is wrong|wrong output|endless repetition").unwrap()
+        Regex::new(r#"(?i)exceeded the model's predefined maximum length|probability tensor contains either `inf`, `nan`|\bnan\b (?:detected|values?|in (?:the )?(?:output|logits|hidden))|(?:outputs?|generations?|responses?|completions?|answers?) (?:is|are|was|were|looks?|became|become) (?:garbage|gibberish|garbled|nonsense|repetitive|repeating|all the same|empty)|repeat(?:s|ing|ed) (?:the same|itself)|degenerate output|output is wrong|wrong output|endless repetition|token salad|(?:content|text|output|response)['"]?\s*[:=]\s*['"]?(?:!{20,}|#{20,}|\?{20,})|^\s*(?:!{30,}|\?{30,})\s*$|(?:<unk>\s*){8,}|(?:<pad>\s*){8,}|[\x{00A1}-\x{0143}]{12,}"#).unwrap()
     })
 }
 
-/// No crash: look for signs the output was wrong.
+/// No crash: look for signs the output was wrong, else a log that stops mid-way
+/// (a progress bar short of 100 %, NCCL still setting up), which is what a hang
+/// looks like in a log.
 fn wrong_output(f: &LogFacts) -> Option<Failure> {
+    wrong_output_lines(f).or_else(|| stopped_mid_way(f))
+}
+
+fn progress_shapes() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| Regex::new(r"(?:^|\D)(\d{1,2})%\|| NCCL (?:INFO|TRACE) |(?i)waiting for (?:\w+ ){0,3}(?:to (?:start|be ready|connect)|rank|workers?|peers?)").unwrap())
+}
+
+fn stopped_mid_way(f: &LogFacts) -> Option<Failure> {
+    let (source, line, text) = f
+        .last_lines
+        .iter()
+        .rev()
+        .find(|(_, _, t)| !t.trim().is_empty())
+        .cloned()?;
+    let caps = progress_shapes().captures(&text)?;
+    if caps
+        .get(1)
+        .is_some_and(|m| m.as_str().parse::<u32>().unwrap_or(100) >= 100)
+    {
+        return None;
+    }
+    let phase = if text.contains("NCCL") {
+        Phase::CommInit
+    } else {
+        f.milestones
+            .iter()
+            .filter(|m| m.source == source && m.line <= line)
+            .last()
+            .map_or(Phase::Unknown, |m| {
+                if m.done {
+                    successor(m.phase)
+                } else {
+                    m.phase
+                }
+            })
+    };
+    Some(Failure {
+        class: FailureClass::Hang,
+        phase,
+        phase_reason: "the log stops while this was in progress".into(),
+        rank: None,
+        ranks: Vec::new(),
+        source,
+        line,
+        time: None,
+        message: format!(
+            "the log ends here, mid-way: {}",
+            text.trim().chars().take(300).collect::<String>()
+        ),
+        exception: None,
+        frames: Vec::new(),
+        asynchronous: false,
+        sync_point: None,
+        signals: vec!["stopped-mid-way"],
+        incident: usize::MAX,
+        run: (0, 1),
+        run_start: 1,
+        earlier_runs: Vec::new(),
+        surfaced: None,
+    })
+}
+
+fn wrong_output_lines(f: &LogFacts) -> Option<Failure> {
     let re = wrong_output_shapes();
-    let rec = f.records.iter().find(|r| re.is_match(r.message()))?;
+    // A run of Latin-1 letters is byte-level BPE leaking into text only with its
+    // remapped control bytes (`Ċ` newline, `Ġ` space, U+0100-U+0143) among them.
+    let bpe_leak = |m: &str| {
+        m.chars()
+            .filter(|c| ('\u{0100}'..='\u{0143}').contains(c))
+            .count()
+            >= 4
+    };
+    let rec = f.records.iter().find(|r| {
+        let m = r.message();
+        re.find_iter(m).any(|x| {
+            !x.as_str()
+                .chars()
+                .all(|c| ('\u{00A1}'..='\u{0143}').contains(&c))
+                || bpe_leak(x.as_str())
+        })
+    })?;
     Some(Failure {
         class: FailureClass::WrongOutput,
         phase: Phase::Decode,

@@ -93,6 +93,7 @@ signals! {
     // other CUDA runtime errors
     "cuda-error", r"(?i:cuda error|cuda failure)|CUDA_ERROR_\w+|cudaError\w+|CUBLAS_STATUS_\w+|CUDNN_STATUS_\w+|cuDNN error|cuBLAS error|cublasLt|CUDA driver version is insufficient|driver version is insufficient|CUDA driver initialization failed|cudaGetDeviceCount|no CUDA-capable device|Found no NVIDIA driver|NVIDIA driver on your system is too old|nvidia-container-cli|requirement error: unsatisfied condition|HIP error|hipError\w+|hipModuleLaunchKernel|cuLaunchKernel|mha_graph\.execute|is_good\(\) to be true|CUTLASS|cutlass.*(?:failed|error)|NVML|nvmlInit|Xid|uncorrectable ECC|ECC error|GPU has fallen off the bus|RuntimeError: CUDA|torch\.cuda\.\w*Error|AcceleratorError|cudaErrorStreamCapture|stream is capturing|captur\w+ (?:was )?invalidated|TensorRT-LLM.*(?:ERROR|Assertion)", CudaRuntimeError, 50, Root, NONE, false;
     "container-driver", r"nvidia-container-cli|OCI runtime create failed|failed to create shim task|could not select device driver", CudaRuntimeError, 1, Root, P_STARTUP, false;
+    "version-check", r"(?i)is installed with version .{0,40}(?:less|older) than|minimum required version|requires .{1,60} but you have|version .{1,40} is not supported(?:,| by)|please (?:upgrade|update) (?:to|your)", PythonError, 1, Root, P_STARTUP, false;
     "memory-plan-hint", r"(?i)(?:creating|create|allocat\w*) (?:the )?(?:model ?instance|runtime buffers?|kv ?cache|memory pool|cache engine)", PythonError, 1, Root, P_MEM, false;
     "capture-error", r"(?i)operation not permitted when stream is capturing|cudaErrorStreamCapture\w*|Capture cuda graph failed|CUDA graph capture failed|capture (?:was )?invalidated|during capture|CUDAGraph|graph capture", CudaRuntimeError, 1, Root, P_GRAPH, false;
     // native crashes
@@ -197,7 +198,7 @@ const MILESTONES: &[(&str, Phase, bool, &str)] = &[
         "weights loaded",
     ),
     (
-        r"(?i)Load weight begin|Loading weights|Loading safetensors|checkpoint shards|Starting to load model|loading model|llm_load_tensors|load_tensors:|Loading the model|Loading checkpoint|llama_model_load|pulling manifest|Multi-thread loading shards",
+        r"(?i)Load weight begin|Loading weights|Loading safetensors|checkpoint shards|Starting to load model|loading model|llm_load_tensors|load_tensors:|Loading the model|Loading checkpoint|llama_model_load|pulling manifest|Multi-thread loading shards|Loading engine|deserializ\w* (?:the )?(?:cuda )?engine",
         Phase::WeightLoad,
         false,
         "weight load",
@@ -233,7 +234,7 @@ const MILESTONES: &[(&str, Phase, bool, &str)] = &[
         "prefill done",
     ),
     (
-        r"(?i)Prefill batch|\bprefill\b|prompt eval|computing over \d+ chunks|processing prompt|prompt_len=",
+        r#"(?i)Prefill batch|\bprefill\b|prompt eval|computing over \d+ chunks|processing prompt|prompt_len=|"?POST\s+"?/(?:v1/)?(?:generate|completions?|chat/completions|api/generate|api/chat|completion)\b"#,
         Phase::Prefill,
         false,
         "prefill",
@@ -245,7 +246,7 @@ const MILESTONES: &[(&str, Phase, bool, &str)] = &[
         "request",
     ),
     (
-        r"(?i)Decode batch|decode step|\bdecoding\b|generat(?:ion|ing)|gen throughput|Avg generation throughput|eval time|tokens per second",
+        r"(?i)Decode batch|decode step|\bdecoding\b|\bgenerating\b|\bgeneration (?:finished|done|step|started|time|speed)\b|\bgenerated \d+ tokens|gen throughput|Avg generation throughput|eval time|tokens per second",
         Phase::Decode,
         false,
         "decode",
