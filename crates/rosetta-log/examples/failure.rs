@@ -48,6 +48,18 @@ fn dump(f: &rosetta_log::LogFacts) {
             r.text.chars().take(80).collect::<String>()
         );
     }
+    for i in &f.incidents {
+        println!(
+            "  incident {}-{} {:?} {} {:?} frames={} {}",
+            i.line,
+            i.end_line,
+            i.class,
+            i.strength,
+            i.role,
+            i.frames.len(),
+            i.message.chars().take(60).collect::<String>()
+        );
+    }
     for m in &f.milestones {
         println!("  milestone {} {:?} {}", m.line, m.phase, m.label);
     }

@@ -486,6 +486,32 @@ fn incidents(records: &[Record], tbs: &[Traceback]) -> Vec<Incident> {
         i = j;
     }
     out.sort_by_key(|x| (x.source, x.line));
+    // A native backtrace printed just before an abort belongs to it.
+    let mut absorbed = Vec::new();
+    for i in 0..out.len() {
+        if !out[i].frames.is_empty() || out[i].exception.is_some() {
+            continue;
+        }
+        let (src, line) = (out[i].source, out[i].line);
+        let donor = (0..out.len()).rev().find(|&j| {
+            j != i
+                && out[j].source == src
+                && out[j].exception.is_none()
+                && !out[j].frames.is_empty()
+                && out[j].role == Role::Weak
+                && out[j].end_line < line
+                && line <= out[j].end_line + 3
+        });
+        if let Some(j) = donor {
+            out[i].frames = out[j].frames.clone();
+            absorbed.push(j);
+        }
+    }
+    let mut k = 0;
+    out.retain(|_| {
+        k += 1;
+        !absorbed.contains(&(k - 1))
+    });
     out
 }
 
@@ -716,7 +742,31 @@ fn choose_failure(f: &LogFacts) -> (Option<Failure>, Vec<(usize, u64, u64)>) {
         .last()
         .map(|r| r.0.clone())
         .unwrap_or_else(|| vec![chosen]);
-    let (phase, phase_reason) = phase_of(f, inc);
+    let (mut phase, mut phase_reason) = phase_of(f, inc);
+    // A failed import logged as a warning, then a Python error: frameworks catch the
+    // ImportError, degrade, and fail later ("X requires Y"); the import is the root.
+    let import_warning = if inc.class == FailureClass::PythonError {
+        let sig = Signals::get();
+        f.records
+            .iter()
+            .filter(|r| {
+                r.source == inc.source
+                    && r.line <= inc.end_line
+                    && r.line >= run_start
+                    && r.prefix.level == Some(Level::Warning)
+            })
+            .find(|r| {
+                sig.matches(r.message())
+                    .into_iter()
+                    .any(|s| sig.list[s].class == FailureClass::ImportError)
+            })
+    } else {
+        None
+    };
+    if import_warning.is_some() {
+        phase = Phase::Startup;
+        phase_reason = "a failed import was logged before it".into();
+    }
     let mut ranks: Vec<u32> = run_members
         .iter()
         .map(|&i| &f.incidents[i])
@@ -761,23 +811,33 @@ fn choose_failure(f: &LogFacts) -> (Option<Failure>, Vec<(usize, u64, u64)>) {
         None
     };
     let failure = Failure {
-        class: inc.class,
+        class: if import_warning.is_some() {
+            FailureClass::ImportError
+        } else {
+            inc.class
+        },
         phase,
         phase_reason,
         rank: inc.rank.or(surfaced.and_then(|x| x.rank)),
         ranks,
         source: inc.source,
-        line: inc.key_line,
+        line: import_warning.map_or(inc.key_line, |r| r.line),
         time: surfaced
             .and_then(|x| x.time_text.clone())
             .or_else(|| inc.time_text.clone()),
-        message: inc.message.clone(),
+        message: import_warning.map_or_else(
+            || inc.message.clone(),
+            |r| r.message().trim().chars().take(600).collect(),
+        ),
         exception: inc
             .exception
             .as_ref()
             .or(surfaced.and_then(|x| x.exception.as_ref()))
             .map(|e| e.type_name.clone()),
-        surfaced: surfaced.map(|x| (x.line, x.message.clone())),
+        surfaced: match import_warning {
+            Some(_) => Some((inc.key_line, inc.message.clone())),
+            None => surfaced.map(|x| (x.line, x.message.clone())),
+        },
         frames: frames_of
             .frames
             .iter()
@@ -810,6 +870,29 @@ fn phase_of(f: &LogFacts, inc: &Incident) -> (Phase, String) {
     for fr in inc.frames.iter().rev() {
         if let Some(p) = phase_of_function(&fr.function, &fr.file) {
             return (p, format!("frame {} names it", fr.function));
+        }
+    }
+    // The same error printed again right after (another rank, or the
+    // framework's own traceback of it) may name the phase.
+    for other in f.incidents.iter().filter(|x| {
+        x.source == inc.source
+            && x.line > inc.end_line
+            && x.line <= inc.end_line + 80
+            && x.class == inc.class
+    }) {
+        if let Some(p) = other.phase_hint {
+            return (p, format!("the same error at line {} names it", other.line));
+        }
+        for fr in other.frames.iter().rev() {
+            if let Some(p) = phase_of_function(&fr.function, &fr.file) {
+                return (
+                    p,
+                    format!(
+                        "frame {} of the same error at line {} names it",
+                        fr.function, other.line
+                    ),
+                );
+            }
         }
     }
     // The last milestone before the failure, on the failing rank when it has any.

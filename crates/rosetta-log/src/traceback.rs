@@ -66,6 +66,7 @@ pub struct Traceback {
 }
 
 struct Patterns {
+    native: Regex,
     frame: Regex,
     frame_partial: Regex,
     exception: Regex,
@@ -74,6 +75,9 @@ struct Patterns {
 fn patterns() -> &'static Patterns {
     static P: OnceLock<Patterns> = OnceLock::new();
     P.get_or_init(|| Patterns {
+        // gdb `#5  0x00007f.. in llama_sampler_softmax_impl(...) () from libllama.so`
+        // and c10 `frame #3: c10d::ProcessGroupNCCL::watchdog() + 0x8c (0x7f.. in libtorch.so)`
+        native: Regex::new(r"^\s*(?:#\d+\s+(?:0x[0-9a-fA-F]+ in )?|frame #\d+: (?:0x[0-9a-fA-F]+ )?)([A-Za-z_~][\w:~<>,]*?)\s*(?:\(|\+ 0x)(?:.*(?: at | from |\(0x[0-9a-f]+ in )([^\s)]+)\)?\s*$)?").unwrap(),
         frame: Regex::new(r#"File "([^"]+)", line (\d+), in (\S+)"#).unwrap(),
         // A pasted snippet that starts mid-frame: `/lib/.../config.py", line 1062, in f`
         frame_partial: Regex::new(r#"^\s*(\S[^"]*)", line (\d+), in (\S+)"#).unwrap(),
@@ -157,14 +161,22 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
         let frame = pat
             .frame
             .captures(msg)
-            .or_else(|| pat.frame_partial.captures(msg));
-        if let Some(c) = frame {
-            let f = Frame {
+            .or_else(|| pat.frame_partial.captures(msg))
+            .map(|c| Frame {
                 file: c[1].trim().to_string(),
                 line: c[2].parse().unwrap_or(0),
                 function: c[3].trim_end_matches(':').to_string(),
                 code: None,
-            };
+            })
+            .or_else(|| {
+                pat.native.captures(msg).map(|c| Frame {
+                    file: c.get(2).map_or(String::new(), |m| m.as_str().to_string()),
+                    line: 0,
+                    function: c[1].to_string(),
+                    code: None,
+                })
+            });
+        if let Some(f) = frame {
             if st.current.is_none() {
                 st.current = Some(Traceback {
                     source: rec.source,
@@ -315,5 +327,21 @@ ValueError: The checkpoint you are trying to load has model type `glm_moe_dsa`
         assert_eq!(t.len(), 1);
         assert_eq!(t[0].frames[0].function, "_get_and_verify_max_len");
         assert_eq!(t[0].exception.as_ref().unwrap().short_type(), "KeyError");
+    }
+}
+
+#[cfg(test)]
+mod native_tests {
+    use super::*;
+    use crate::scan::Scanner;
+
+    #[test]
+    fn gdb_frames_are_frames() {
+        let log = "#5  0x00007f1e9874ca5e in llama_sampler_softmax_impl(llama_token_data_array*) () from libllama.so\n#6  0x00007f1e98754d35 in llama_sampler_dist_apply(llama_sampler*, llama_token_data_array*) () from libllama.so\nAborted (core dumped)\n";
+        let out = Scanner::new(&[]).scan_reader(0, &mut log.as_bytes());
+        let t = collect(&out.records);
+        assert_eq!(t.len(), 1, "{t:?}");
+        assert_eq!(t[0].frames[0].function, "llama_sampler_softmax_impl");
+        assert_eq!(t[0].frames[0].file, "libllama.so");
     }
 }
