@@ -474,7 +474,7 @@ fn incidents(records: &[Record], tbs: &[Traceback]) -> Vec<Incident> {
             .find_map(|x| traceback::parse_exception_line(x.trim()))
         {
             // An exception line on its own, with no signal: a python error.
-            let mut inc = classify(sig, &[], r.source, r.line, r.line);
+            let mut inc = classify(sig, &texts, r.source, r.line, r.line);
             inc.class = FailureClass::PythonError;
             inc.strength = 10;
             inc.role = if is_warning { Role::Weak } else { Role::Root };
