@@ -420,6 +420,46 @@ impl<'a> Context<'a> {
                 ),
                 None => (false, vec![]),
             },
+            "request-token-beyond-vocab" => {
+                let v = &log.extracted.vocab;
+                let mut ev = Vec::new();
+                if let (Some(s), Some(m)) = (&v.size, &v.max_request_id) {
+                    ev.push(self.evidence(
+                        m.source,
+                        m.line,
+                        &format!("token id {} requested", m.value),
+                    ));
+                    ev.push(self.evidence(
+                        s.source,
+                        s.line,
+                        &format!("vocabulary size {}", s.value),
+                    ));
+                }
+                (v.overflow(), ev)
+            }
+            "fp16" => {
+                let flag = ["dtype", "torch_dtype"].iter().find_map(|k| {
+                    self.arg(k).filter(|a| {
+                        matches!(
+                            a.value
+                                .trim_start_matches("torch.")
+                                .to_ascii_lowercase()
+                                .as_str(),
+                            "half" | "float16" | "fp16"
+                        )
+                    })
+                });
+                if let Some(a) = flag {
+                    return (
+                        true,
+                        vec![self.evidence(a.source, a.line, &format!("dtype={}", a.value))],
+                    );
+                }
+                match self.find_line(fp16_line()) {
+                    Some((r, _)) => (true, vec![self.evidence(r.source, r.line, r.message())]),
+                    None => (false, vec![]),
+                }
+            }
             "cascade-ranks" => (
                 f.is_some_and(|f| f.ranks.len() > 1) || log.incidents.len() > 1,
                 vec![],
@@ -631,6 +671,14 @@ impl<'a> Context<'a> {
                     .or_insert_with(|| first.to_string());
             }
         }
+        if let Some(m) = &log.extracted.vocab.max_request_id {
+            vars.entry("max_id".into())
+                .or_insert_with(|| m.value.to_string());
+        }
+        if let Some(v) = &log.extracted.vocab.size {
+            vars.entry("vocab".into())
+                .or_insert_with(|| v.value.to_string());
+        }
         let p = &log.extracted.positions;
         if let Some(l) = &p.limit {
             vars.entry("limit".into())
@@ -662,6 +710,11 @@ impl<'a> Context<'a> {
             vars,
         })
     }
+}
+
+fn fp16_line() -> &'static Regex {
+    static R: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    R.get_or_init(|| Regex::new(r"(?i)\bdtype\s*[=:]\s*(?:torch\.)?(?:float16|half|fp16)\b|\bin float16\b|--dtype[ =](?:half|float16)").expect("static regex"))
 }
 
 /// `sm_120` matches `sm_120`; `sm_12x` matches `sm_120` and `sm_121`.

@@ -175,6 +175,14 @@ pub const FACTS: &[(&str, &str)] = &[
         "(--env) torch is built for a newer CUDA than the driver supports",
     ),
     ("cascade-ranks", "other ranks failed after the first one"),
+    (
+        "request-token-beyond-vocab",
+        "a request names a token id at or above the vocabulary size printed in the log",
+    ),
+    (
+        "fp16",
+        "the model runs in float16 (dtype flag or a line saying so)",
+    ),
 ];
 
 /// A rule as written in its file.

@@ -53,6 +53,22 @@ impl Positions {
     }
 }
 
+/// Vocabulary size against token ids that requests carry.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Vocab {
+    /// `vocab_size=`, `n_vocab =`, `exceeds bounds N`.
+    pub size: Option<Located<u64>>,
+    /// The largest id in a request's `stop_token_ids`, `logit_bias`, `prompt_token_ids`, ...
+    pub max_request_id: Option<Located<u64>>,
+}
+
+impl Vocab {
+    /// A request named a token id the vocabulary does not have.
+    pub fn overflow(&self) -> bool {
+        matches!((&self.size, &self.max_request_id), (Some(s), Some(m)) if m.value >= s.value)
+    }
+}
+
 /// Everything this module extracts.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Extracted {
@@ -74,6 +90,8 @@ pub struct Extracted {
     pub model: Option<Located<String>>,
     /// Position limits and use.
     pub positions: Positions,
+    /// The vocabulary size printed, and the largest token id a request named.
+    pub vocab: Vocab,
     /// The framework the log comes from.
     pub framework: Option<String>,
 }
@@ -98,6 +116,8 @@ struct Patterns {
     new_tokens: Regex,
     exceeded: Regex,
     final_pos: Regex,
+    vocab_size: Regex,
+    request_ids: Regex,
 }
 
 fn patterns() -> &'static Patterns {
@@ -135,6 +155,8 @@ fn patterns() -> &'static Patterns {
         new_tokens: Regex::new(r#"(?i)\b(?:max_new_tokens|max_tokens)"?\s*[=:]\s*(\d+)"#).unwrap(),
         exceeded: Regex::new(r"(?i)exceeded the model's predefined maximum length \((\d+)\)|longer than the specified maximum sequence length for this model \((\d+) > (\d+)\)|position(?:s)? (?:id )?(\d+) (?:is )?(?:out of range|exceeds)").unwrap(),
         final_pos: Regex::new(r"(?i)final position (\d+)").unwrap(),
+        vocab_size: Regex::new(r#"(?i)\b(?:vocab_size|n_vocab|vocab size)\b['"]?\s*[=:]\s*(\d+)|exceeds bounds (\d+)|with size (\d+)"#).unwrap(),
+        request_ids: Regex::new(r#"(?i)\b(?:stop_token_ids|logit_bias|allowed_token_ids|prompt_token_ids|bad_words_ids|input_ids|eos_token_id)\b['"]?\s*[:=]\s*[\[{]([^\]}]{0,2000})"#).unwrap(),
     })
 }
 
@@ -430,6 +452,38 @@ pub fn extract(records: &[Record], gpu_names: &[&str]) -> Extracted {
                             line,
                         });
                     }
+                }
+            }
+        }
+        if x.vocab.size.is_none() {
+            if let Some(c) = pat.vocab_size.captures(msg) {
+                if let Some(v) = c
+                    .iter()
+                    .skip(1)
+                    .flatten()
+                    .next()
+                    .and_then(|m| m.as_str().parse().ok())
+                {
+                    x.vocab.size = Some(Located {
+                        value: v,
+                        source: src,
+                        line,
+                    });
+                }
+            }
+        }
+        if let Some(c) = pat.request_ids.captures(msg) {
+            let max = c[1]
+                .split(|ch: char| !ch.is_ascii_digit())
+                .filter_map(|n| n.parse::<u64>().ok())
+                .max();
+            if let Some(m) = max {
+                if x.vocab.max_request_id.as_ref().is_none_or(|v| m > v.value) {
+                    x.vocab.max_request_id = Some(Located {
+                        value: m,
+                        source: src,
+                        line,
+                    });
                 }
             }
         }

@@ -413,10 +413,17 @@ fn incidents(records: &[Record], tbs: &[Traceback]) -> Vec<Incident> {
     let mut i = 0;
     while i < records.len() {
         let r = &records[i];
-        if !r.errorish
-            || in_tb(r.source, r.line)
-            || r.prefix.level.is_some_and(|l| l <= Level::Info)
-        {
+        // A group starts at a line that names a failure (a signal or an exception line),
+        // not at any line that merely holds an error word (a file named assert.py).
+        let starts = r.errorish
+            && !in_tb(r.source, r.line)
+            && !r.prefix.level.is_some_and(|l| l <= Level::Info)
+            && (sig
+                .matches(r.message())
+                .into_iter()
+                .any(|s| sig.list[s].strength >= 5)
+                || traceback::parse_exception_line(r.message().trim()).is_some());
+        if !starts {
             i += 1;
             continue;
         }
@@ -426,10 +433,12 @@ fn incidents(records: &[Record], tbs: &[Traceback]) -> Vec<Incident> {
         let mut group_time = r.prefix.time;
         while j < records.len() {
             let n = &records[j];
+            let continues = n.errorish || n.message().starts_with([' ', '\t']);
             if n.source != r.source
                 || n.line > last_line + 2
                 || n.prefix.stream_key() != key
                 || in_tb(n.source, n.line)
+                || !continues
             {
                 break;
             }
@@ -553,6 +562,10 @@ fn classify(sig: &Signals, texts: &[String], source: usize, line: u64, key_line:
                 if phase.is_none_or(|(st, _)| sg.strength > st) {
                     phase = Some((sg.strength, p));
                 }
+            }
+            // Strength-1 rows only hint at the phase; they never name the class.
+            if sg.strength < 5 {
+                continue;
             }
             let slot = if sg.role == Role::Cascade {
                 &mut best_cascade
@@ -870,6 +883,22 @@ fn phase_of(f: &LogFacts, inc: &Incident) -> (Phase, String) {
     for fr in inc.frames.iter().rev() {
         if let Some(p) = phase_of_function(&fr.function, &fr.file) {
             return (p, format!("frame {} names it", fr.function));
+        }
+    }
+    // A build error right after an install command is an install.
+    if inc.class == FailureClass::BuildError {
+        let sig = Signals::get();
+        let install = f
+            .records
+            .iter()
+            .filter(|r| r.source == inc.source && r.line <= inc.line && r.line + 30 >= inc.line)
+            .any(|r| {
+                sig.matches(r.message())
+                    .into_iter()
+                    .any(|s| sig.list[s].id == "wheel-build")
+            });
+        if install {
+            return (Phase::Install, "an install command precedes it".into());
         }
     }
     // The same error printed again right after (another rank, or the

@@ -230,7 +230,9 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
             let tb = &mut out[i];
             if let Some(ex) = tb.exception.as_mut() {
                 let near = rec.line <= tb.end_line + 2;
-                if near && ex.extra.len() < 12 && !msg.trim().is_empty() && !indented {
+                // torch's state_dict errors indent their details with a tab.
+                let detail = !indented || msg.starts_with('\t');
+                if near && ex.extra.len() < 12 && !msg.trim().is_empty() && detail {
                     ex.extra.push(msg.trim().chars().take(2000).collect());
                     tb.end_line = rec.line;
                 }
