@@ -417,7 +417,7 @@ fn incidents(records: &[Record], tbs: &[Traceback]) -> Vec<Incident> {
         // not at any line that merely holds an error word (a file named assert.py).
         let starts = r.errorish
             && !in_tb(r.source, r.line)
-            && !r.prefix.level.is_some_and(|l| l <= Level::Info)
+            && r.prefix.level.is_none_or(|l| l > Level::Info)
             && (sig
                 .matches(r.message())
                 .into_iter()
@@ -1031,8 +1031,7 @@ fn stopped_mid_way(f: &LogFacts) -> Option<Failure> {
     } else {
         f.milestones
             .iter()
-            .filter(|m| m.source == source && m.line <= line)
-            .last()
+            .rfind(|m| m.source == source && m.line <= line)
             .map_or(Phase::Unknown, |m| {
                 if m.done {
                     successor(m.phase)

@@ -202,3 +202,37 @@ fn extra_rules_from_kb_dir_fire() {
         "our own kernel my_scatter_kernel again"
     );
 }
+
+#[test]
+fn env_facts_name_the_library_without_code_for_the_gpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = dir.path().join("env.json");
+    std::fs::write(
+        &env,
+        r#"{"gpus": [{"name": "NVIDIA RTX PRO 6000 Blackwell Server Edition", "compute_capability": "12.0", "driver": "580.95.05", "cuda_driver_version": "13.0", "memory_mib": 97887}],
+            "packages": [{"name": "sgl-kernel", "version": "0.3.21"}],
+            "libraries": [{"path": "/venv/sgl_kernel/sm100/common_ops.abi3.so", "package": "sgl-kernel", "sass": ["sm_100a"], "ptx": [], "targets": {"sm_120": "none"}}],
+            "problems": []}"#,
+    )
+    .unwrap();
+    let log =
+        b"RuntimeError: CUDA error: no kernel image is available for execution on the device\n";
+    let v = json(&run_stdin(
+        &[
+            "diagnose",
+            "--format",
+            "json",
+            "--env",
+            env.to_str().unwrap(),
+        ],
+        log,
+    ));
+    assert_eq!(v["failure"]["class"], "no-kernel-for-arch");
+    assert_eq!(v["hypotheses"][0]["cause"], "arch-unsupported");
+    assert_eq!(v["hypotheses"][0]["rule"], "env-library-without-code");
+    let summary = v["hypotheses"][0]["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("common_ops.abi3.so") && summary.contains("sm_120"),
+        "{summary}"
+    );
+}
