@@ -223,10 +223,14 @@ fn milestones(records: &[Record], serving: &[ServingStats]) -> Vec<Milestone> {
     let shapes = Milestones::get();
     let mut out: Vec<Milestone> = Vec::new();
     for rec in records {
-        if rec.errorish && rec.prefix.level.is_none_or(|l| l >= Level::Warning) {
+        let msg = rec.message();
+        // A line that names a failure is not a milestone, whatever words it holds.
+        if rec.errorish
+            && rec.prefix.level.is_none_or(|l| l >= Level::Warning)
+            && names_failure(msg)
+        {
             continue;
         }
-        let msg = rec.message();
         if msg.starts_with(' ') || msg.len() > 4000 {
             continue;
         }
@@ -266,6 +270,15 @@ fn milestones(records: &[Record], serving: &[ServingStats]) -> Vec<Milestone> {
     out.sort_by_key(|m| (m.source, m.line));
     out.dedup_by_key(|m| (m.source, m.line));
     out
+}
+
+/// The line names a failure: a signal that can class an incident, or an exception line.
+fn names_failure(msg: &str) -> bool {
+    let sig = Signals::get();
+    sig.matches(msg)
+        .into_iter()
+        .any(|s| sig.list[s].strength >= 5)
+        || traceback::parse_exception_line(msg.trim()).is_some()
 }
 
 fn config_words() -> &'static Regex {

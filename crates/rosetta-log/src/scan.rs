@@ -360,9 +360,17 @@ impl Scanner {
             pats.push(s.to_string());
             kinds.push(HitKind::Serving(i));
         }
-        for s in ERROR_WORDS {
-            pats.push(s.to_string());
-            kinds.push(HitKind::Error);
+        // Every literal a signal needs is an error word too, so no signal can miss its line.
+        let signal_words = crate::signals::Signals::get().literals();
+        for s in ERROR_WORDS
+            .iter()
+            .map(|s| s.to_string())
+            .chain(signal_words.iter().cloned())
+        {
+            if !pats.contains(&s) {
+                pats.push(s);
+                kinds.push(HitKind::Error);
+            }
         }
         for s in CONTEXT_WORDS
             .iter()
@@ -379,7 +387,12 @@ impl Scanner {
             .kind(Some(aho_corasick::AhoCorasickKind::DFA))
             .build(&pats)
             .unwrap_or_else(|_| AhoCorasick::new(SERVING).expect("static patterns build"));
-        let errors = AhoCorasick::new(ERROR_WORDS)
+        let error_words: Vec<&str> = ERROR_WORDS
+            .iter()
+            .copied()
+            .chain(signal_words.iter().map(String::as_str))
+            .collect();
+        let errors = AhoCorasick::new(&error_words)
             .unwrap_or_else(|_| AhoCorasick::new(["rror"]).expect("static pattern builds"));
         Scanner {
             ac,
@@ -588,11 +601,12 @@ impl Scanner {
                     }
                     line_no += 1;
                     counted_to = next;
+                    let line_errorish = self.errors.is_match(line);
                     self.keep(
                         source,
                         line,
                         line_no + 1,
-                        false,
+                        line_errorish,
                         &mut p,
                         &mut kept_per_template,
                     );
@@ -775,7 +789,53 @@ pub fn normalize(raw: &[u8]) -> (String, bool) {
     } else {
         text.into_owned()
     };
+    // Colour codes whose ESC byte was lost when the log was pasted.
+    let text = if text.starts_with('[') && text.contains('m') {
+        strip_bare_colour(&text)
+    } else {
+        text
+    };
     (text, truncated)
+}
+
+/// Removes `[1;36m`-style colour codes that lost their ESC, at the start of a line
+/// and right around a process tag.
+fn strip_bare_colour(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    let mut stripped_any = false;
+    loop {
+        let Some(code_len) = bare_code_len(rest) else {
+            break;
+        };
+        rest = &rest[code_len..];
+        stripped_any = true;
+        // a tag like `(Worker pid=1)` may sit between two codes
+        if let Some(close) = rest.find(')').filter(|_| rest.starts_with('(')) {
+            if bare_code_len(&rest[close + 1..]).is_some() {
+                out.push_str(&rest[..=close]);
+                rest = &rest[close + 1..];
+            }
+        }
+    }
+    if !stripped_any {
+        return s.to_string();
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Length of a `[N;Nm` colour code at the start of `s`.
+fn bare_code_len(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    if b.first() != Some(&b'[') {
+        return None;
+    }
+    let mut i = 1;
+    while i < b.len() && i < 9 && (b[i].is_ascii_digit() || b[i] == b';') {
+        i += 1;
+    }
+    (i > 1 && b.get(i) == Some(&b'm')).then_some(i + 1)
 }
 
 /// Removes ANSI CSI / OSC escape sequences.
@@ -893,6 +953,8 @@ mod tests {
     fn ansi_and_progress_bars_are_normalised() {
         let (t, _) = normalize(b"\x1b[1;36m(EngineCore_DP0 pid=1)\x1b[0;0m ERROR x");
         assert_eq!(t, "(EngineCore_DP0 pid=1) ERROR x");
+        let (t, _) = normalize(b"[1;36m(VllmWorker rank=7 pid=26)[0;0m ERROR x");
+        assert_eq!(t, "(VllmWorker rank=7 pid=26) ERROR x");
         let (t, _) = normalize(b"Loading: 10%\rLoading: 50%\rLoading: 100%\r");
         assert_eq!(t, "Loading: 100%");
     }

@@ -5,7 +5,7 @@
 //! shapes; why a failure happened is the knowledge base's business, not this
 //! module's.
 
-use regex::{Regex, RegexSet};
+use regex::RegexSet;
 use rosetta_schema::{FailureClass, Phase};
 use std::sync::OnceLock;
 
@@ -58,13 +58,13 @@ const NONE: Option<Phase> = None;
 signals! {
     // device-side asserts
     "cuda-assert", r"device-side assert(?:ion)? triggered|cudaErrorAssert|CUDA_ERROR_ASSERT|hipErrorAssert", DeviceSideAssert, 100, Root, NONE, true;
-    "kernel-assertion", r"\bblock: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion|\.cuh?:\d+: .{0,200}Assertion `.{0,400}` failed|\[ASSERT\].{0,400}Assertion .{0,400}failed|srcIndex < srcSelectDimSize", DeviceSideAssert, 100, Root, NONE, true;
+    "kernel-assertion", r"\bblock: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion|Assertion `[^`]*kernel index out of bounds[^`]*` failed|\.cuh?:\d+: \w+:\s*$|\.cuh?:\d+: .{0,200}Assertion `.{0,400}` failed|\[ASSERT\].{0,400}Assertion .{0,400}failed|srcIndex < srcSelectDimSize", DeviceSideAssert, 100, Root, NONE, true;
     "index-exceeds-bounds", r"(?i)index value \d+ exceeds bounds|Index out of range in dimension \d+: index value", DeviceSideAssert, 98, Root, NONE, true;
     // illegal memory access and friends
     "illegal-address", r"(?i)illegal memory access|cudaErrorIllegalAddress|CUDA_ERROR_ILLEGAL_ADDRESS|misaligned address|cudaErrorMisalignedAddress|illegal instruction|cudaErrorIllegalInstruction|unspecified launch failure|cudaErrorLaunchFailure|hardware stack error|invalid program counter|memory access fault by GPU|Memory access fault|hipErrorIllegalAddress|operation not supported on global/shared address space", IllegalMemoryAccess, 95, Root, NONE, true;
     // no code for the arch
     "dtype-not-on-gpu", r"(?i)(?:bfloat16|bf16|fp8|float8|dtype)\b.{0,80}only supported on GPUs with compute capability|(?i)(?:bfloat16|bf16) is not supported (?:on|by) (?:this|your)", ConfigError, 91, Root, P_STARTUP, false;
-    "no-kernel-image", r"(?i)no kernel image is available|cudaErrorNoKernelImageForDevice|CUDA_ERROR_NO_BINARY_FOR_GPU|hipErrorNoBinaryForGpu|no binary for gpu|invalid device function|cudaErrorInvalidDeviceFunction|Unsupported (?:gpu )?architecture|(?:sm_\d+a?|compute capability \d+\.\d+)\)? (?:is )?not (?:yet )?supported|not compatible with the current PyTorch installation|Unsupported SM|requires (?:a GPU with )?(?:compute capability|sm_?\d+)|device kernel image is invalid|PTX was compiled with an unsupported toolchain|Feature '.*' requires .*sm_|(?i)only supports? (?:\w+ ){0,3}GPUs? (?:or newer|and newer|or later)|(?i)(?:requires|needs) (?:an? )?(?:Ampere|Ada|Hopper|Blackwell|Turing|Volta)(?: or newer| GPU| architecture)|(?i)GPU (?:architecture|arch) \S+ is not supported|(?i)not supported on (?:this|your|the current) GPU", NoKernelForArch, 90, Root, NONE, false;
+    "no-kernel-image", r"(?i)no kernel image is available|cudaErrorNoKernelImageForDevice|CUDA_ERROR_NO_BINARY_FOR_GPU|hipErrorNoBinaryForGpu|no binary for gpu|invalid device function|cudaErrorInvalidDeviceFunction|Unsupported (?:gpu )?architecture|(?:sm_\d+a?|compute capability \d+\.\d+)\)? (?:is )?not (?:yet )?supported|not compatible with the current PyTorch installation|Unsupported SM|requires (?:a GPU with )?(?:compute capability|sm_?\d+)|device kernel image is invalid|PTX was compiled with an unsupported toolchain|Feature '.*' requires .*sm_|(?i)only supports? (?:\w+ ){0,3}GPUs? (?:or newer|and newer|or later)|(?i)(?:requires|needs) (?:an? )?(?:Ampere|Ada|Hopper|Blackwell|Turing|Volta)(?: or newer| GPU| architecture)|(?i)GPU (?:architecture|arch) \S+ is not supported|(?i)not supported on (?:this|your|the current) GPU|generated on an incompatible device|expecting compute \d+\.\d+ got compute|rocBLAS error: Cannot read .*TensileLibrary|for GPU arch\s*:\s*gfx\w+|hipErrorNoBinaryForGpu|No compatible code objects? found", NoKernelForArch, 90, Root, NONE, false;
     // host memory
     "shm-too-small", r"(?i)Error while creating shared memory segment|/dev/shm.*(?:No space left|too small|insufficient)|No space left on device.*shm|shm size|unable to write to file </torch_|Bus error", HostOom, 88, Root, NONE, false;
     "oom-killer", r"(?i)Out of memory: Kill(?:ed)? process|oom-kill|OOMKilled|invoked oom-killer|Cannot allocate memory|std::bad_alloc|MemoryError", HostOom, 60, Root, NONE, false;
@@ -83,7 +83,7 @@ signals! {
     "wheel-build", r"(?i)Building wheel|Failed building wheel|subprocess-exited-with-error|setup\.py (?:install|bdist_wheel|develop)|pip install|Could not build wheels", BuildError, 1, Root, P_INSTALL, false;
     "build-error", r"(?i)Failed building wheel|error: subprocess-exited-with-error|ninja: build stopped|Error building extension|Error compiling objects for extension|nvcc fatal|collect2: error|ld returned \d+ exit status|fatal error: [\w/.]+\.h: No such file|CalledProcessError: Command '\['ninja'|RuntimeError: Error building|error: command '.*(?:gcc|nvcc|g\+\+|c\+\+)' failed|CMake Error|Could not build wheels|failed to compile|compilation terminated|ptxas (?:fatal|error)|TritonError|triton\.compiler\.errors|CompilationError", BuildError, 74, Root, NONE, false;
     // config and flags
-    "config-error", r"(?i)does not recognize this architecture|has model type `[^`]+` but Transformers does not|rope_scaling must|rope_scaling.* should be|`rope_scaling`|rope_parameters|Unrecognized configuration class|Unrecognized model in|model type .* is not supported|is not supported for model|Model architectures \[.*\] are not supported|are not supported for now|error: unrecognized arguments|error: argument .*: invalid choice|error: argument .*: expected|ValidationError|must be divisible by|is not divisible by|must be (?:less|greater) than|should be (?:less|greater) than|is greater than the derived max_model_len|exceeds the model's maximum|max_model_len .* larger than|User-specified max_model_len|Invalid (?:value|configuration)|invalid literal for|not a valid|Unknown quantization|quantization method .* is not supported|trust_remote_code", ConfigError, 70, Root, P_STARTUP, false;
+    "config-error", r"(?i)does not recognize this architecture|unknown model architecture|has model type `[^`]+` but Transformers does not|rope_scaling must|rope_scaling.* should be|`rope_scaling`|rope_parameters|Unrecognized configuration class|Unrecognized model in|model type .* is not supported|is not supported for model|Model architectures \[.*\] are not supported|are not supported for now|error: unrecognized arguments|error: argument .*: invalid choice|error: argument .*: expected|ValidationError|must be divisible by|is not divisible by|must be (?:less|greater) than|should be (?:less|greater) than|is greater than the derived max_model_len|exceeds the model's maximum|max_model_len .* larger than|User-specified max_model_len|Invalid (?:value|configuration)|invalid literal for|not a valid|Unknown quantization|quantization method .* is not supported|trust_remote_code", ConfigError, 70, Root, P_STARTUP, false;
     // communication
     "nccl-error", r"NCCL (?:error|Error|WARN)|ncclSystemError|ncclInternalError|ncclInvalidUsage|ncclInvalidArgument|ncclUnhandledCudaError|ncclRemoteError|DistBackendError|unhandled system error|unhandled cuda error|NCCL failure|Test NCCL failure|Duplicate GPU detected|Gloo|gloo|connectFullMesh|Connection refused|Connection reset by peer|EADDRINUSE|Address already in use|RendezvousTimeoutError|RendezvousConnectionError|c10d|socketStartConnect|NET/IB|NET/Socket|ibv_|Broken pipe.*(?:rank|nccl)|DistNetworkError|ProcessGroupNCCL.*(?:error|failed)|HCCL|RCCL", CommError, 60, Root, P_COMM, false;
     "nccl-init", r"(?i)Duplicate GPU detected|custom_all_reduce|peer access is not supported|ncclCommInitRank|init_process_group|eager_connect_single_device|Error while creating shared memory segment|Bootstrap|bootstrap", CommError, 1, Root, P_COMM, false;
@@ -99,7 +99,7 @@ signals! {
     "capture-error", r"(?i)operation not permitted when stream is capturing|cudaErrorStreamCapture\w*|Capture cuda graph failed|CUDA graph capture failed|capture (?:was )?invalidated|during capture|CUDAGraph|graph capture", CudaRuntimeError, 1, Root, P_GRAPH, false;
     // native crashes
     "host-assert", r"Assertion `.{0,400}' failed\.|Assertion failed: |Assertion `.{0,400}` failed\.", NativeAbort, 41, Root, NONE, false;
-    "native-abort", r"Segmentation fault|SIGSEGV|SIGABRT|SIGBUS|SIGILL|SIGFPE|Aborted \(core dumped\)|core dumped|terminate called after throwing|terminate called recursively|GGML_ASSERT|ggml_abort|Fatal Python error|double free|free\(\): invalid|corrupted size vs|malloc\(\): |stack smashing detected|\*\*\* Error in|std::runtime_error|std::bad_\w+|c10::Error|panicked at|fatal runtime error|Illegal instruction \(core dumped\)|signal 11|signal 6\b|exitcode\s*:\s*-(?:6|11)\b|Check failed:|FATAL ERROR|Floating point exception", NativeAbort, 40, Root, NONE, false;
+    "native-abort", r"Segmentation fault|Segfault encountered|(?:^|/)ggml[\w-]*\.cu:\d+: \S|SIGSEGV|SIGABRT|SIGBUS|SIGILL|SIGFPE|Aborted \(core dumped\)|core dumped|terminate called after throwing|terminate called recursively|GGML_ASSERT|ggml_abort|Fatal Python error|double free|free\(\): invalid|corrupted size vs|malloc\(\): |stack smashing detected|\*\*\* Error in|std::runtime_error|std::bad_\w+|c10::Error|panicked at|fatal runtime error|Illegal instruction \(core dumped\)|signal 11|signal 6\b|exitcode\s*:\s*-(?:6|11)\b|Check failed:|FATAL ERROR|Floating point exception", NativeAbort, 40, Root, NONE, false;
     // cascades and echoes of a failure elsewhere
     "cascade", r"Received sigquit|SIGQUIT|Sending process \d+ closing signal|closing signal SIGTERM|ChildFailedError|Child process .* (?:died|exited)|EngineDeadError|EngineCore encountered a fatal error|Engine core initialization failed|EngineCore failed to start|died unexpectedly|WorkerProc (?:hit an exception|failed)|Worker failed with error|exited with code|Exception in thread|Signal 15 \(SIGTERM\)|exitcode\s*:\s*-15|To enable traceback see|Root Cause \(first observed failure\)|Scheduler hit an exception|hit an exception|KeyboardInterrupt|Killing the process|Error in the worker process|Shutting down|terminated by signal|API server .*exited", PythonError, 5, Cascade, NONE, false;
 }
@@ -109,8 +109,6 @@ pub struct Signals {
     /// The signals, in table order.
     pub list: Vec<Signal>,
     set: RegexSet,
-    /// Each signal's regex, for captures and spans.
-    pub regexes: Vec<Regex>,
 }
 
 impl Signals {
@@ -135,12 +133,32 @@ impl Signals {
             Signals {
                 list,
                 set: RegexSet::new(&pats).expect("signal table compiles"),
-                regexes: pats
-                    .iter()
-                    .map(|p| Regex::new(p).expect("signal compiles"))
-                    .collect(),
             }
         })
+    }
+
+    /// Literals (3+ characters) that every match of some signal contains, for the scanner.
+    pub fn literals(&self) -> Vec<String> {
+        use regex_syntax::hir::literal::{ExtractKind, Extractor};
+        let mut out = Vec::new();
+        for (_, re, ..) in SIGNALS {
+            let Ok(hir) = regex_syntax::parse(re) else {
+                continue;
+            };
+            let mut ex = Extractor::new();
+            ex.kind(ExtractKind::Prefix).limit_total(400);
+            let mut seq = ex.extract(&hir);
+            seq.optimize_for_prefix_by_preference();
+            if let Some(lits) = seq.literals() {
+                for l in lits {
+                    let w = String::from_utf8_lossy(l.as_bytes()).into_owned();
+                    if w.len() >= 4 && !out.contains(&w) {
+                        out.push(w);
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// Indices of the signals a message matches.
@@ -270,7 +288,6 @@ const MILESTONES: &[(&str, Phase, bool, &str)] = &[
 pub struct Milestones {
     /// Shapes in table order.
     pub shapes: Vec<MilestoneShape>,
-    regexes: Vec<Regex>,
     set: RegexSet,
 }
 
@@ -283,10 +300,6 @@ impl Milestones {
                 .iter()
                 .map(|&(_, phase, done, label)| MilestoneShape { phase, done, label })
                 .collect(),
-            regexes: MILESTONES
-                .iter()
-                .map(|m| Regex::new(m.0).expect("milestone compiles"))
-                .collect(),
             set: RegexSet::new(MILESTONES.iter().map(|m| m.0)).expect("milestones compile"),
         })
     }
@@ -294,7 +307,6 @@ impl Milestones {
     /// The first milestone shape a message matches.
     pub fn classify(&self, msg: &str) -> Option<&MilestoneShape> {
         let first = self.set.matches(msg).into_iter().next()?;
-        let _ = &self.regexes;
         self.shapes.get(first)
     }
 }
@@ -493,5 +505,15 @@ mod more_tests {
             .classify("compute_imatrix: computing over 307 chunks with batch_size 512")
             .unwrap();
         assert_eq!(s.phase, Phase::Prefill, "{}", s.label);
+    }
+}
+#[cfg(test)]
+mod literal_tests {
+    #[test]
+    fn signal_literals_are_few_and_long() {
+        let l = super::Signals::get().literals();
+        assert!(l.len() < 2000, "{}", l.len());
+        assert!(l.iter().all(|w| w.len() >= 3));
+        eprintln!("signal literals: {}", l.len());
     }
 }
