@@ -173,7 +173,7 @@ pub struct LogFacts {
     pub serving: Vec<ServingStats>,
     /// Lines not retained (budget).
     pub dropped: u64,
-    /// The last line of each input: (source, line, text).
+    /// The last lines of each input: (source, line, text), oldest first.
     pub last_lines: Vec<(usize, u64, String)>,
     /// Line ranges (source, first, last) of failures in other runs than the chosen one:
     /// evidence for this failure must not come from there.
@@ -195,7 +195,7 @@ impl LogFacts {
             f.records.extend(out.records);
             f.serving.push(out.serving);
             f.dropped += out.dropped;
-            if let Some((line, text)) = &out.last_line {
+            for (line, text) in &out.tail {
                 f.last_lines.push((i, *line, text.clone()));
             }
             templates.push((i, out.templates));
@@ -340,6 +340,21 @@ fn incidents(records: &[Record], tbs: &[Traceback]) -> Vec<Incident> {
                 inc.strength = 10;
                 inc.role = Role::Root;
             }
+            // An assert on tensor shapes is a shape mismatch, whatever the exception says.
+            let asserts_shape = tb
+                .frames
+                .last()
+                .and_then(|f| f.code.as_deref())
+                .is_some_and(|c| {
+                    c.starts_with("assert")
+                        && c.contains("shape")
+                        && (c.contains("==") || c.contains("!="))
+                });
+            if asserts_shape && matches!(inc.class, FailureClass::PythonError) {
+                inc.class = FailureClass::ShapeMismatch;
+                inc.strength = 80;
+                inc.signals.push("shape-assert");
+            }
             // Config code raising a generic error is the config being rejected.
             let generic = matches!(
                 ex.short_type(),
@@ -447,9 +462,13 @@ fn incidents(records: &[Record], tbs: &[Traceback]) -> Vec<Incident> {
         while j < records.len() {
             let n = &records[j];
             let continues = n.errorish || n.message().starts_with([' ', '\t']);
+            // A pasted line without a prefix joins the prefixed lines next to it.
+            let other_key = n.prefix.stream_key();
+            let same_stream = other_key == key
+                || ((other_key.is_empty() || key.is_empty()) && n.line <= last_line + 2);
             if n.source != r.source
                 || n.line > last_line + 2
-                || n.prefix.stream_key() != key
+                || !same_stream
                 || in_tb(n.source, n.line)
                 || !continues
             {
@@ -1009,7 +1028,7 @@ fn successor(p: Phase) -> Phase {
 fn wrong_output_shapes() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
     R.get_or_init(|| {
-        Regex::new(r#"(?i)exceeded the model's predefined maximum length|probability tensor contains either `inf`, `nan`|\bnan\b (?:detected|values?|in (?:the )?(?:output|logits|hidden))|(?:outputs?|generations?|responses?|completions?|answers?) (?:is|are|was|were|looks?|became|become) (?:garbage|gibberish|garbled|nonsense|repetitive|repeating|all the same|empty)|repeat(?:s|ing|ed) (?:the same|itself)|degenerate output|output is wrong|wrong output|endless repetition|token salad|(?:content|text|output|response)['"]?\s*[:=]\s*['"]?(?:!{20,}|#{20,}|\?{20,})|^\s*(?:!{30,}|\?{30,})\s*$|(?:<unk>\s*){8,}|(?:<pad>\s*){8,}|[\x{00A1}-\x{0143}]{12,}"#).unwrap()
+        Regex::new(r#"(?i)exceeded the model's predefined maximum length|probability tensor contains either `inf`, `nan`|\bnan\b (?:detected|values?|in (?:the )?(?:output|logits|hidden))|(?:outputs?|generations?|responses?|completions?|answers?) (?:is|are|was|were|looks?|became|become) (?:garbage|gibberish|garbled|nonsense|repetitive|repeating|all the same|empty)|repeat(?:s|ing|ed) (?:the same|itself)|degenerate output|output is wrong|wrong output|endless repetition|token salad|(?:prints?|printing|generat\w*|produc\w*|outputs?|returns?|gives?|spits? out) (?:pure |only |infinite |endless )?(?:garbage|gibberish|nonsense|garbled)|(?:content|text|output|response)['"]?\s*[:=]\s*['"]?(?:!{12,}|#{12,}|\?{12,})|^\s*(?:!{30,}|\?{30,})\s*$|(?:<unk>\s*){8,}|(?:<pad>\s*){8,}|[\x{00A1}-\x{0143}]{12,}"#).unwrap()
     })
 }
 
@@ -1025,18 +1044,24 @@ fn progress_shapes() -> &'static Regex {
     R.get_or_init(|| Regex::new(r"(?:^|\D)(\d{1,2})%\|| NCCL (?:INFO|TRACE) |(?i)waiting for (?:\w+ ){0,3}(?:to (?:start|be ready|connect)|rank|workers?|peers?)").unwrap())
 }
 
+fn done_shapes() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| Regex::new(r"(?i)\b(?:done|finished|completed?|ready|success(?:ful(?:ly)?)?|exit code 0|Init COMPLETE)\b").unwrap())
+}
+
 fn stopped_mid_way(f: &LogFacts) -> Option<Failure> {
-    let (source, line, text) = f
-        .last_lines
-        .iter()
-        .rev()
-        .find(|(_, _, t)| !t.trim().is_empty())
-        .cloned()?;
-    let caps = progress_shapes().captures(&text)?;
-    if caps
-        .get(1)
-        .is_some_and(|m| m.as_str().parse::<u32>().unwrap_or(100) >= 100)
-    {
+    // The last in-progress line among the final lines, with nothing finished after it.
+    let (source, line, text) = f.last_lines.iter().rev().find_map(|(s, l, t)| {
+        let caps = progress_shapes().captures(t)?;
+        let pct = caps
+            .get(1)
+            .map(|m| m.as_str().parse::<u32>().unwrap_or(100));
+        pct.is_none_or(|p| p < 100).then(|| (*s, *l, t.clone()))
+    })?;
+    let finished_later = f.last_lines.iter().any(|(s, l, t)| {
+        *s == source && *l > line && (t.contains("100%") || done_shapes().is_match(t))
+    });
+    if finished_later {
         return None;
     }
     let phase = if text.contains("NCCL") {

@@ -220,6 +220,10 @@ const CONTEXT_WORDS: &[&str] = &[
     "\u{10a}",
     "\u{120}",
     "!!!!!!!!!!",
+    "wrong output",
+    "Wrong output",
+    "gibberish",
+    "nonsense",
     "??????????",
     "<unk>",
     "() from ",
@@ -338,8 +342,8 @@ pub struct ScanOutput {
     pub dropped: u64,
     /// Reading stopped early (truncated compressed stream, I/O error): why.
     pub read_error: Option<String>,
-    /// The last non-empty line: (line number, normalised text).
-    pub last_line: Option<(u64, String)>,
+    /// The last non-empty lines (up to 20), oldest first: (line number, normalised text).
+    pub tail: Vec<(u64, String)>,
 }
 
 /// The compiled scanner; cheap to share across threads.
@@ -482,23 +486,27 @@ impl Scanner {
     /// Scans a block of complete lines, in parallel when it is big.
     fn scan_block(&self, source: usize, block: &[u8], out: &mut ScanOutput) {
         self.scan_block_lines(source, block, out);
-        // Remember the block's last non-empty line (how a log ends says whether it stopped mid-way).
+        // Remember the block's last non-empty lines (how a log ends says whether it stopped mid-way).
         let trimmed = block.strip_suffix(b"\n").unwrap_or(block);
         let mut end = trimmed.len();
         let mut back = 0u64;
-        while end > 0 {
+        let mut tail = Vec::new();
+        while end > 0 && tail.len() < 20 && back < 200 {
             let start = memchr::memrchr(b'\n', &trimmed[..end]).map_or(0, |i| i + 1);
             let line = &trimmed[start..end];
             if line.iter().any(|b| !b.is_ascii_whitespace()) {
                 let (text, _) = normalize(&line[..line.len().min(4096)]);
-                out.last_line = Some((out.lines - back, text));
-                break;
+                tail.push((out.lines - back, text));
             }
             if start == 0 {
                 break;
             }
             end = start - 1;
             back += 1;
+        }
+        if !tail.is_empty() {
+            tail.reverse();
+            out.tail = tail;
         }
     }
 

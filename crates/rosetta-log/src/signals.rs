@@ -83,10 +83,11 @@ signals! {
     "wheel-build", r"(?i)Building wheel|Failed building wheel|subprocess-exited-with-error|setup\.py (?:install|bdist_wheel|develop)|pip install|Could not build wheels", BuildError, 1, Root, P_INSTALL, false;
     "build-error", r"(?i)Failed building wheel|error: subprocess-exited-with-error|ninja: build stopped|Error building extension|Error compiling objects for extension|nvcc fatal|collect2: error|ld returned \d+ exit status|fatal error: [\w/.]+\.h: No such file|CalledProcessError: Command '\['ninja'|RuntimeError: Error building|error: command '.*(?:gcc|nvcc|g\+\+|c\+\+)' failed|CMake Error|Could not build wheels|failed to compile|compilation terminated|ptxas (?:fatal|error)|TritonError|triton\.compiler\.errors|CompilationError", BuildError, 74, Root, NONE, false;
     // config and flags
-    "config-error", r"(?i)does not recognize this architecture|unknown model architecture|has model type `[^`]+` but Transformers does not|rope_scaling must|rope_scaling.* should be|`rope_scaling`|rope_parameters|Unrecognized configuration class|Unrecognized model in|model type .* is not supported|is not supported for model|Model architectures \[.*\] are not supported|are not supported for now|error: unrecognized arguments|error: argument .*: invalid choice|error: argument .*: expected|ValidationError|must be divisible by|is not divisible by|must be (?:less|greater) than|should be (?:less|greater) than|is greater than the derived max_model_len|exceeds the model's maximum|max_model_len .* larger than|User-specified max_model_len|Invalid (?:value|configuration)|invalid literal for|not a valid|Unknown quantization|quantization method .* is not supported|trust_remote_code", ConfigError, 70, Root, P_STARTUP, false;
+    "gguf-arch", r"(?i)unknown model architecture|error loading model architecture", ConfigError, 72, Root, P_WEIGHTS, false;
+    "config-error", r"(?i)does not recognize this architecture|has model type `[^`]+` but Transformers does not|rope_scaling must|rope_scaling.* should be|`rope_scaling`|rope_parameters|Unrecognized configuration class|Unrecognized model in|model type .* is not supported|is not supported for model|Model architectures \[.*\] are not supported|are not supported for now|error: unrecognized arguments|error: argument .*: invalid choice|error: argument .*: expected|ValidationError|must be divisible by|is not divisible by|must be (?:less|greater) than|should be (?:less|greater) than|is greater than the derived max_model_len|exceeds the model's maximum|max_model_len .* larger than|User-specified max_model_len|Invalid (?:value|configuration)|invalid literal for|not a valid|Unknown quantization|quantization method .* is not supported|requires you to execute the configuration file", ConfigError, 70, Root, P_STARTUP, false;
     // communication
     "nccl-error", r"NCCL (?:error|Error|WARN)|ncclSystemError|ncclInternalError|ncclInvalidUsage|ncclInvalidArgument|ncclUnhandledCudaError|ncclRemoteError|DistBackendError|unhandled system error|unhandled cuda error|NCCL failure|Test NCCL failure|Duplicate GPU detected|Gloo|gloo|connectFullMesh|Connection refused|Connection reset by peer|EADDRINUSE|Address already in use|RendezvousTimeoutError|RendezvousConnectionError|c10d|socketStartConnect|NET/IB|NET/Socket|ibv_|Broken pipe.*(?:rank|nccl)|DistNetworkError|ProcessGroupNCCL.*(?:error|failed)|HCCL|RCCL", CommError, 60, Root, P_COMM, false;
-    "nccl-init", r"(?i)Duplicate GPU detected|custom_all_reduce|peer access is not supported|ncclCommInitRank|init_process_group|eager_connect_single_device|Error while creating shared memory segment|Bootstrap|bootstrap", CommError, 1, Root, P_COMM, false;
+    "nccl-init", r"(?i)Duplicate GPU detected|peer access is not supported|ncclCommInitRank|init_process_group|eager_connect_single_device|Error while creating shared memory segment|Bootstrap|bootstrap", CommError, 1, Root, P_COMM, false;
     "collective-timeout", r"terminate called after throwing an instance of 'c10::DistBackendError'|Watchdog caught collective operation timeout|collective operation timeout|Some NCCL operations have failed or timed out|NCCL communicator was aborted|Process group watchdog thread terminated|NCCL watchdog thread terminated|ncclCommAbort|Timed out waiting .* for (?:all ranks|the other ranks)|barrier timed out|monitoredBarrier", CommError, 30, Cascade, NONE, false;
     // hangs
     "hang", r"(?i)watchdog got stuck|Heartbeat monitor timed out|timed out waiting for (?:the )?server|server did not become ready|health check (?:timed out|failed)|stuck (?:in|at|during)|no progress|hangs? (?:at|in|during|forever)|deadlock|Timeout while waiting for|did not respond within|RPC timed out|timed out after \d+", Hang, 55, Root, NONE, false;
@@ -95,6 +96,8 @@ signals! {
     "container-driver", r"nvidia-container-cli|OCI runtime create failed|failed to create shim task|could not select device driver", CudaRuntimeError, 1, Root, P_STARTUP, false;
     "version-check", r"(?i)is installed with version .{0,40}(?:less|older) than|minimum required version|requires .{1,60} but you have|version .{1,40} is not supported(?:,| by)|please (?:upgrade|update) (?:to|your)", PythonError, 1, Root, P_STARTUP, false;
     "sampling-hint", r"probability tensor contains|torch\.multinomial|\bsampler\b|sampling_batch_info|\bmin_tokens\b", PythonError, 1, Root, Some(Phase::Decode), false;
+    "warmup-span", r"(?i)\bwarmup[{:]|warm_up_model|_warmup\(", PythonError, 1, Root, P_WARMUP, false;
+    "engine-load-hint", r"(?i)deserializ\w*Engine|Loading engine|engine plan file", PythonError, 1, Root, P_WEIGHTS, false;
     "memory-plan-hint", r"(?i)(?:creating|create|allocat\w*) (?:the )?(?:model ?instance|runtime buffers?|kv ?cache|memory pool|cache engine)", PythonError, 1, Root, P_MEM, false;
     "capture-error", r"(?i)operation not permitted when stream is capturing|cudaErrorStreamCapture\w*|Capture cuda graph failed|CUDA graph capture failed|capture (?:was )?invalidated|during capture|CUDAGraph|graph capture", CudaRuntimeError, 1, Root, P_GRAPH, false;
     // native crashes
@@ -193,7 +196,7 @@ const MILESTONES: &[(&str, Phase, bool, &str)] = &[
         "CUDA graphs captured",
     ),
     (
-        r"(?i)Capture (?:cuda graph|.*CUDA graph) begin|Capturing CUDA graph|capturing (?:cuda )?graphs?|Capture cuda graph bs|torch\.compile|Compiling a graph|cudagraph capture|CUDA graph capture|capture_cuda_graph",
+        r"(?i)Capture (?:cuda graph|.*CUDA graph) begin|Capturing CUDA graph|capturing (?:cuda )?graphs?|Capturing batches|Capture cuda graph bs|torch\.compile|Compiling a graph|cudagraph capture|CUDA graph capture|capture_cuda_graph",
         Phase::GraphCapture,
         false,
         "CUDA graph capture",
@@ -324,6 +327,8 @@ pub fn phase_of_function(func: &str, file: &str) -> Option<Phase> {
         return Some(Phase::Warmup);
     }
     if has(&[
+        "nccl_comm_init",
+        "ncclcomminit",
         "init_process_group",
         "init_distributed",
         "initialize_model_parallel",
@@ -360,7 +365,13 @@ pub fn phase_of_function(func: &str, file: &str) -> Option<Phase> {
         return Some(Phase::WeightLoad);
     }
     if (has(&["decode"]) && !has(&["decode_tokens", "detokeni", "tokenizer"]))
-        || has(&["sampler", "sample_", "_sample"])
+        || has(&[
+            "sampler",
+            "sample_",
+            "_sample",
+            "_to_list",
+            "_bookkeeping_sync",
+        ])
     {
         return Some(Phase::Decode);
     }
@@ -393,6 +404,10 @@ pub fn serving_function(func: &str) -> bool {
         func,
         "execute_model"
             | "execute_model_ray"
+            | "_model_forward"
+            | "engine_step"
+            | "step_async"
+            | "run_engine_loop"
             | "step"
             | "step_with_batch_queue"
             | "run_busy_loop"
