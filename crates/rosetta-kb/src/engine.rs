@@ -460,6 +460,21 @@ impl<'a> Context<'a> {
                     None => (false, vec![]),
                 }
             }
+            "shape-ratio-tp" => {
+                let tp = self
+                    .arg("tp_size")
+                    .and_then(|a| a.value.parse::<u64>().ok())
+                    .filter(|&t| t > 1);
+                let Some(tp) = tp else { return (false, vec![]) };
+                let nums: Vec<u64> = self
+                    .failure_text
+                    .split(|c: char| !c.is_ascii_digit())
+                    .filter_map(|n| n.parse().ok())
+                    .filter(|&n| n >= 16)
+                    .collect();
+                let hit = nums.iter().any(|&a| nums.iter().any(|&b| a == b * tp));
+                (hit, vec![])
+            }
             "cascade-ranks" => (
                 f.is_some_and(|f| f.ranks.len() > 1) || log.incidents.len() > 1,
                 vec![],

@@ -183,6 +183,10 @@ pub const FACTS: &[(&str, &str)] = &[
         "fp16",
         "the model runs in float16 (dtype flag or a line saying so)",
     ),
+    (
+        "shape-ratio-tp",
+        "the failing shape mismatch has one size equal to the other times the tensor-parallel size",
+    ),
 ];
 
 /// A rule as written in its file.

@@ -461,7 +461,9 @@ fn incidents(records: &[Record], tbs: &[Traceback]) -> Vec<Incident> {
         let mut group_time = r.prefix.time;
         while j < records.len() {
             let n = &records[j];
-            let continues = n.errorish || n.message().starts_with([' ', '\t']);
+            // Error lines, indented detail, and short fillers of a paste (`[...]`, a code fence).
+            let continues =
+                n.errorish || n.message().starts_with([' ', '\t']) || n.message().trim().len() <= 5;
             // A pasted line without a prefix joins the prefixed lines next to it.
             let other_key = n.prefix.stream_key();
             let same_stream = other_key == key
@@ -534,14 +536,17 @@ fn incidents(records: &[Record], tbs: &[Traceback]) -> Vec<Incident> {
             continue;
         }
         let (src, line) = (out[i].source, out[i].line);
+        // Frames printed right before the abort, or right after it (a crash handler's dump).
+        let end = out[i].end_line;
         let donor = (0..out.len()).rev().find(|&j| {
+            let x = &out[j];
             j != i
-                && out[j].source == src
-                && out[j].exception.is_none()
-                && !out[j].frames.is_empty()
-                && out[j].role == Role::Weak
-                && out[j].end_line < line
-                && line <= out[j].end_line + 3
+                && x.source == src
+                && x.exception.is_none()
+                && !x.frames.is_empty()
+                && x.role == Role::Weak
+                && ((x.end_line < line && line <= x.end_line + 3)
+                    || (x.line > line && x.line <= end + 2))
         });
         if let Some(j) = donor {
             out[i].frames = out[j].frames.clone();
