@@ -812,10 +812,7 @@ fn strip_bare_colour(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     let mut stripped_any = false;
-    loop {
-        let Some(code_len) = bare_code_len(rest) else {
-            break;
-        };
+    while let Some(code_len) = bare_code_len(rest) {
         rest = &rest[code_len..];
         stripped_any = true;
         // a tag like `(Worker pid=1)` may sit between two codes
