@@ -148,6 +148,42 @@ pub struct Failure {
     pub surfaced: Option<(u64, String)>,
 }
 
+impl Failure {
+    /// A failure read from the log's content rather than from an error incident
+    /// (wrong output, a log that stops mid-way).
+    fn without_incident(
+        class: FailureClass,
+        phase: Phase,
+        reason: &str,
+        source: usize,
+        line: u64,
+        message: String,
+        signal: &'static str,
+    ) -> Failure {
+        Failure {
+            class,
+            phase,
+            phase_reason: reason.into(),
+            rank: None,
+            ranks: Vec::new(),
+            source,
+            line,
+            time: None,
+            message,
+            exception: None,
+            frames: Vec::new(),
+            asynchronous: false,
+            sync_point: None,
+            signals: vec![signal],
+            incident: usize::MAX,
+            run: (0, 1),
+            run_start: 1,
+            earlier_runs: Vec::new(),
+            surfaced: None,
+        }
+    }
+}
+
 /// Everything the knowledge base may ask about the log.
 #[derive(Debug, Default, Serialize)]
 pub struct LogFacts {
@@ -1083,30 +1119,21 @@ fn stopped_mid_way(f: &LogFacts) -> Option<Failure> {
                 }
             })
     };
-    Some(Failure {
-        class: FailureClass::Hang,
+    let message = format!(
+        "the log ends here, mid-way: {}",
+        text.trim().chars().take(300).collect::<String>()
+    );
+    let mut fl = Failure::without_incident(
+        FailureClass::Hang,
         phase,
-        phase_reason: "the log stops while this was in progress".into(),
-        rank: None,
-        ranks: Vec::new(),
+        "the log stops while this was in progress",
         source,
         line,
-        time: None,
-        message: format!(
-            "the log ends here, mid-way: {}",
-            text.trim().chars().take(300).collect::<String>()
-        ),
-        exception: None,
-        frames: Vec::new(),
-        asynchronous: false,
-        sync_point: None,
-        signals: vec!["stopped-mid-way"],
-        incident: usize::MAX,
-        run: (0, 1),
-        run_start: 1,
-        earlier_runs: Vec::new(),
-        surfaced: None,
-    })
+        message,
+        "stopped-mid-way",
+    );
+    fl.time = None;
+    Some(fl)
 }
 
 fn wrong_output_lines(f: &LogFacts) -> Option<Failure> {
@@ -1128,25 +1155,17 @@ fn wrong_output_lines(f: &LogFacts) -> Option<Failure> {
                 || bpe_leak(x.as_str())
         })
     })?;
-    Some(Failure {
-        class: FailureClass::WrongOutput,
-        phase: Phase::Decode,
-        phase_reason: "output problems show while generating".into(),
-        rank: rec.prefix.effective_rank(),
-        ranks: rec.prefix.effective_rank().into_iter().collect(),
-        source: rec.source,
-        line: rec.line,
-        time: rec.prefix.time_text.clone(),
-        message: rec.message().trim().chars().take(600).collect(),
-        exception: None,
-        frames: Vec::new(),
-        asynchronous: false,
-        sync_point: None,
-        signals: vec!["wrong-output"],
-        incident: usize::MAX,
-        run: (0, 1),
-        run_start: 1,
-        earlier_runs: Vec::new(),
-        surfaced: None,
-    })
+    let mut fl = Failure::without_incident(
+        FailureClass::WrongOutput,
+        Phase::Decode,
+        "output problems show while generating",
+        rec.source,
+        rec.line,
+        rec.message().trim().chars().take(600).collect(),
+        "wrong-output",
+    );
+    fl.rank = rec.prefix.effective_rank();
+    fl.ranks = fl.rank.into_iter().collect();
+    fl.time = rec.prefix.time_text.clone();
+    Some(fl)
 }

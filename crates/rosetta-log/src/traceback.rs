@@ -65,6 +65,22 @@ pub struct Traceback {
     pub chained_from: Option<usize>,
 }
 
+impl Traceback {
+    /// A traceback opened at `rec`, on stream `stream`.
+    fn start(rec: &Record, stream: &str, chained_from: Option<usize>) -> Traceback {
+        Traceback {
+            source: rec.source,
+            stream: stream.to_string(),
+            rank: rec.prefix.effective_rank(),
+            start_line: rec.line,
+            end_line: rec.line,
+            frames: Vec::new(),
+            exception: None,
+            chained_from,
+        }
+    }
+}
+
 struct Patterns {
     native: Regex,
     frame: Regex,
@@ -139,16 +155,7 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
             finish(st, &mut out);
             let chained_from = if st.chain_pending { st.last } else { None };
             st.chain_pending = false;
-            st.current = Some(Traceback {
-                source: rec.source,
-                stream: key.1.clone(),
-                rank: rec.prefix.effective_rank(),
-                start_line: rec.line,
-                end_line: rec.line,
-                frames: Vec::new(),
-                exception: None,
-                chained_from,
-            });
+            st.current = Some(Traceback::start(rec, &key.1, chained_from));
             continue;
         }
         if msg.contains("During handling of the above exception")
@@ -177,22 +184,12 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
                 })
             });
         if let Some(f) = frame {
-            if st.current.is_none() {
-                st.current = Some(Traceback {
-                    source: rec.source,
-                    stream: key.1.clone(),
-                    rank: rec.prefix.effective_rank(),
-                    start_line: rec.line,
-                    end_line: rec.line,
-                    frames: Vec::new(),
-                    exception: None,
-                    chained_from: None,
-                });
-            }
-            if let Some(tb) = st.current.as_mut() {
-                tb.frames.push(f);
-                tb.end_line = rec.line;
-            }
+            // A frame with no header before it (a paste that starts mid-traceback, a native backtrace).
+            let tb = st
+                .current
+                .get_or_insert_with(|| Traceback::start(rec, &key.1, None));
+            tb.frames.push(f);
+            tb.end_line = rec.line;
             continue;
         }
         let indented = msg.starts_with(' ') || msg.starts_with('\t');
