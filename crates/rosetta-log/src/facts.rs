@@ -1132,7 +1132,6 @@ fn stopped_mid_way(f: &LogFacts) -> Option<Failure> {
         message,
         "stopped-mid-way",
     );
-    fl.time = None;
     Some(fl)
 }
 
