@@ -1123,7 +1123,7 @@ fn stopped_mid_way(f: &LogFacts) -> Option<Failure> {
         "the log ends here, mid-way: {}",
         text.trim().chars().take(300).collect::<String>()
     );
-    let mut fl = Failure::without_incident(
+    let fl = Failure::without_incident(
         FailureClass::Hang,
         phase,
         "the log stops while this was in progress",
