@@ -98,7 +98,7 @@ fn patterns() -> &'static Patterns {
         // A pasted snippet that starts mid-frame: `/lib/.../config.py", line 1062, in f`
         frame_partial: Regex::new(r#"^\s*(\S[^"]*)", line (\d+), in (\S+)"#).unwrap(),
         exception: Regex::new(
-            r"^((?:[A-Za-z_][\w]*\.)*(?:[A-Za-z_]\w*)?(?:Error|Exception|Interrupt|Exit|Warning|Failure|Fault|Iteration|Timeout|Abort|Exceeded)|KeyError|StopIteration|(?:[a-z_][\w]*\.){2,}[A-Z]\w+)(?::\s?(.*))?$",
+            r"^((?:[A-Za-z_][\w]*\.)*(?:[A-Za-z_]\w*)?(?:Error|Exception|Interrupt|Exit|Warning|Failure|Fault|Iteration|Timeout|Abort|Exceeded)|KeyError|StopIteration|(?:[a-z_][\w]*\.){2,}[A-Z]\w+)(?:\([\w.]+\))?(?::\s?(.*))?$",
         )
         .unwrap(),
     })
