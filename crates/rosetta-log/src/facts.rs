@@ -527,9 +527,14 @@ fn incidents(records: &[Record], tbs: &[Traceback]) -> Vec<Incident> {
             .map(|x| x.message().to_string())
             .collect();
         let mut inc = classify(sig, &texts, r.source, r.line, r.line);
-        // A warning line needs a strong signal to count as a failure.
+        // A warning line needs a strong signal to count as a root failure; a weaker one
+        // (a failed import logged as a warning) is kept as a weak failure, used when
+        // nothing else failed.
         let is_warning = r.prefix.level == Some(Level::Warning);
-        if inc.strength >= 5 && !(is_warning && inc.strength < 85) {
+        if inc.strength >= 5 && is_warning && inc.strength < 85 && inc.role == Role::Root {
+            inc.role = Role::Weak;
+        }
+        if inc.strength >= 5 {
             inc.end_line = last_line;
             inc.rank = records[i..j].iter().find_map(|x| x.prefix.effective_rank());
             if let Some(line) = records[i..j]
