@@ -460,6 +460,19 @@ impl<'a> Context<'a> {
                     None => (false, vec![]),
                 }
             }
+            "context-over-limit" => {
+                let p = &log.extracted.positions;
+                match (&p.configured, &p.limit) {
+                    (Some(c), Some(l)) if c.value > l.value => (
+                        true,
+                        vec![
+                            self.evidence(c.source, c.line, &format!("context length {}", c.value)),
+                            self.evidence(l.source, l.line, &format!("position limit {}", l.value)),
+                        ],
+                    ),
+                    _ => (false, vec![]),
+                }
+            }
             "shape-ratio-tp" => {
                 let tp = self
                     .arg("tp_size")
@@ -702,6 +715,10 @@ impl<'a> Context<'a> {
         if let Some(s) = &p.max_seen {
             vars.entry("max_position".into())
                 .or_insert_with(|| s.value.to_string());
+        }
+        if let Some(c) = &p.configured {
+            vars.entry("context".into())
+                .or_insert_with(|| c.value.to_string());
         }
         if let Some(m) = self.machine {
             if let Some((lib, pkg, arch, _)) = m.no_code.first() {

@@ -187,6 +187,10 @@ pub const FACTS: &[(&str, &str)] = &[
         "shape-ratio-tp",
         "the failing shape mismatch has one size equal to the other times the tensor-parallel size",
     ),
+    (
+        "context-over-limit",
+        "the configured context length is above the model's position limit",
+    ),
 ];
 
 /// A rule as written in its file.

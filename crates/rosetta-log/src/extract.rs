@@ -36,6 +36,8 @@ pub struct Positions {
     pub planned: Option<Located<u64>>,
     /// The framework itself said the limit was exceeded.
     pub exceeded_warning: Option<Located<String>>,
+    /// The context length configured (`max_model_len`, `context_length`), when printed.
+    pub configured: Option<Located<u64>>,
 }
 
 impl Positions {
@@ -115,6 +117,7 @@ struct Patterns {
     prompt_len: Regex,
     new_tokens: Regex,
     exceeded: Regex,
+    configured: Regex,
     final_pos: Regex,
     vocab_size: Regex,
     request_ids: Regex,
@@ -153,6 +156,7 @@ fn patterns() -> &'static Patterns {
         pos: Regex::new(r"(?i)\b(?:pos|position|positions|max_pos)\s*[=:]\s*(\d+)").unwrap(),
         prompt_len: Regex::new(r"(?i)\b(?:prompt_len|prompt_length|input_len|#new-token|prompt tokens)\s*[=:]\s*(\d+)").unwrap(),
         new_tokens: Regex::new(r#"(?i)\b(?:max_new_tokens|max_tokens)"?\s*[=:]\s*(\d+)"#).unwrap(),
+        configured: Regex::new(r"(?i)\b(?:max_model_len|context_length|context_len|max_seq_len|max-model-len|context-length)\b\)?\s*[=:(]?\s*\(?(\d{3,7})\b").unwrap(),
         exceeded: Regex::new(r"(?i)exceeded the model's predefined maximum length \((\d+)\)|longer than the specified maximum sequence length for this model \((\d+) > (\d+)\)|position(?:s)? (?:id )?(\d+) (?:is )?(?:out of range|exceeds)").unwrap(),
         final_pos: Regex::new(r"(?i)final position (\d+)").unwrap(),
         vocab_size: Regex::new(r#"(?i)\b(?:vocab_size|n_vocab|vocab size)\b['"]?\s*[=:]\s*(\d+)|exceeds bounds (\d+)|with size (\d+)"#).unwrap(),
@@ -434,6 +438,19 @@ pub fn extract(records: &[Record], gpu_names: &[&str]) -> Extracted {
                         line,
                     });
                 }
+            }
+        }
+        if x.positions.configured.is_none() {
+            if let Some(v) = pat
+                .configured
+                .captures(msg)
+                .and_then(|c| c[1].parse::<u64>().ok())
+            {
+                x.positions.configured = Some(Located {
+                    value: v,
+                    source: src,
+                    line,
+                });
             }
         }
         if x.positions.exceeded_warning.is_none() && pat.exceeded.is_match(msg) {

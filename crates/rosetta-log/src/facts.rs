@@ -308,6 +308,12 @@ fn milestones(records: &[Record], serving: &[ServingStats]) -> Vec<Milestone> {
     out
 }
 
+/// A Python warning printed by `warnings.warn` (`file.py:12: UserWarning: ...`).
+fn python_warning() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| Regex::new(r"^\S*:\d+: \w*Warning: |^\s*warnings\.warn\(").unwrap())
+}
+
 /// The line names a failure: a signal that can class an incident, or an exception line.
 fn names_failure(msg: &str) -> bool {
     let sig = Signals::get();
@@ -530,7 +536,8 @@ fn incidents(records: &[Record], tbs: &[Traceback]) -> Vec<Incident> {
         // A warning line needs a strong signal to count as a root failure; a weaker one
         // (a failed import logged as a warning) is kept as a weak failure, used when
         // nothing else failed.
-        let is_warning = r.prefix.level == Some(Level::Warning);
+        let is_warning =
+            r.prefix.level == Some(Level::Warning) || python_warning().is_match(r.message());
         if inc.strength >= 5 && is_warning && inc.strength < 85 && inc.role == Role::Root {
             inc.role = Role::Weak;
         }
@@ -1074,7 +1081,7 @@ fn successor(p: Phase) -> Phase {
 fn wrong_output_shapes() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
     R.get_or_init(|| {
-        Regex::new(r#"(?i)exceeded the model's predefined maximum length|probability tensor contains either `inf`, `nan`|\bnan\b (?:detected|values?|in (?:the )?(?:output|logits|hidden))|(?:outputs?|generations?|responses?|completions?|answers?) (?:is|are|was|were|looks?|became|become) (?:garbage|gibberish|garbled|nonsense|repetitive|repeating|all the same|empty)|repeat(?:s|ing|ed) (?:the same|itself)|degenerate output|output is wrong|wrong output|endless repetition|token salad|(?:prints?|printing|generat\w*|produc\w*|outputs?|returns?|gives?|spits? out) (?:pure |only |infinite |endless )?(?:garbage|gibberish|nonsense|garbled)|(?:content|text|output|response)['"]?\s*[:=]\s*['"]?[^'"\n]{0,16}(?:!{12,}|#{12,}|\?{12,})|^\s*(?:!{30,}|\?{30,})\s*$|(?:<unk>\s*){8,}|(?:<pad>\s*){8,}|[\x{00A1}-\x{0143}]{12,}"#).unwrap()
+        Regex::new(r#"(?i)exceeded the model's predefined maximum length|probability tensor contains either `inf`, `nan`|\bnan\b (?:detected|values?|in (?:the )?(?:output|logits|hidden))|(?:outputs?|generations?|responses?|completions?|answers?) (?:is|are|was|were|looks?|became|become) (?:garbage|gibberish|garbled|nonsense|repetitive|repeating|all the same|empty)|repeat(?:s|ing|ed) (?:the same|itself)|degenerate output|output is wrong|wrong output|endless repetition|token salad|(?i)accuracy (?:drops?|dropped|falls?|fell|of|is|=|:)\s*(?:to\s*)?0\.0\d|(?:prints?|printing|generat\w*|produc\w*|outputs?|returns?|gives?|spits? out) (?:pure |only |infinite |endless )?(?:garbage|gibberish|nonsense|garbled)|(?:content|text|output|response)['"]?\s*[:=]\s*['"]?[^'"\n]{0,16}(?:!{12,}|#{12,}|\?{12,})|^\s*(?:!{30,}|\?{30,})\s*$|(?:<unk>\s*){8,}|(?:<pad>\s*){8,}|[\x{00A1}-\x{0143}]{12,}"#).unwrap()
     })
 }
 
