@@ -221,6 +221,7 @@ const CONTEXT_WORDS: &[&str] = &[
     "\u{120}",
     "!!!!!!!!!!",
     "wrong output",
+    "ccuracy",
     "Wrong output",
     "gibberish",
     "nonsense",

@@ -107,6 +107,12 @@ fn patterns() -> &'static Patterns {
 /// Parses `Type: message` when the line is an exception line.
 pub fn parse_exception_line(msg: &str) -> Option<(String, String)> {
     let c = patterns().exception.captures(msg.trim_end())?;
+    // A bare `Error:` heading is not an exception line.
+    if matches!(&c[1], "Error" | "Exception")
+        && c.get(2).is_none_or(|m| m.as_str().trim().is_empty())
+    {
+        return None;
+    }
     Some((
         c[1].to_string(),
         c.get(2)
