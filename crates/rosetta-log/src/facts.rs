@@ -308,6 +308,39 @@ fn milestones(records: &[Record], serving: &[ServingStats]) -> Vec<Milestone> {
     out
 }
 
+/// Phrases people use for phases, in the prose around a pasted log.
+fn prose_phases() -> &'static [(Regex, Phase)] {
+    static R: OnceLock<Vec<(Regex, Phase)>> = OnceLock::new();
+    R.get_or_init(|| {
+        [
+            (r"(?i)\b(?:first|1st) (?:inference |chat |generation |completion )?(?:request|prompt|query)\b|\bas soon as (?:it|the server) (?:receives|gets) (?:a|the|its first) (?:request|prompt)", Phase::Prefill),
+            (r"(?i)\b(?:during|while|when) (?:capturing|the capture of|cuda ?graph capture)\b|\bduring (?:cuda ?)?graph (?:capture|capturing)\b", Phase::GraphCapture),
+            (r"(?i)\b(?:during|while|in) (?:the )?warm-?up\b", Phase::Warmup),
+            (r"(?i)\b(?:during|while|when) (?:model |weight )?loading\b|\b(?:while|when) loading (?:the )?(?:model|weights|checkpoint)\b|\bat (?:model )?load time\b", Phase::WeightLoad),
+            (r"(?i)\b(?:during|while|in) (?:the )?(?:profil(?:e|ing) run|memory profiling|kv cache (?:allocation|init\w*))\b", Phase::MemoryPlan),
+            (r"(?i)\b(?:during|while|in) (?:decoding|generation|the decode (?:phase|step))\b|\bmid-generation\b|\bafter (?:a few|some|several|many|\d+) (?:requests|minutes|hours|tokens)\b", Phase::Decode),
+            (r"(?i)\b(?:at|on|during) (?:server )?start-?up\b|\b(?:fails|failed) to start\b|\bbefore (?:the server|it) (?:is|becomes) (?:ready|healthy)\b", Phase::Startup),
+        ]
+        .iter()
+        .map(|(p, ph)| (Regex::new(p).expect("prose phase compiles"), *ph))
+        .collect()
+    })
+}
+
+/// The first phase a pasted report names in words.
+fn prose_phase(f: &LogFacts, source: usize) -> Option<(Phase, u64)> {
+    f.records
+        .iter()
+        .filter(|r| r.source == source)
+        .find_map(|r| {
+            let m = r.message();
+            prose_phases()
+                .iter()
+                .find(|(re, _)| re.is_match(m))
+                .map(|(_, p)| (*p, r.line))
+        })
+}
+
 /// A Python warning printed by `warnings.warn` (`file.py:12: UserWarning: ...`).
 fn python_warning() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
@@ -1054,6 +1087,10 @@ fn phase_of(f: &LogFacts, inc: &Incident) -> (Phase, String) {
                 format!("frame {} is the serving loop", fr.function),
             );
         }
+    }
+    // A pasted report often says in words when it broke ("on the first request").
+    if let Some((p, line)) = prose_phase(f, inc.source) {
+        return (p, format!("the report says so at line {line}"));
     }
     let by_class = match inc.class {
         FailureClass::ImportError | FailureClass::ConfigError => Some(Phase::Startup),
