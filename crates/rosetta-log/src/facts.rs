@@ -341,6 +341,12 @@ fn prose_phase(f: &LogFacts, source: usize) -> Option<(Phase, u64)> {
         })
 }
 
+/// Import failures a framework reports and then carries on from on purpose.
+fn ignored_import() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| Regex::new(r"(?i)\bignor(?:e|ed|ing)\b|\bskipp?(?:ed|ing)\b|\boptional\b|\bnot available, falling back\b").unwrap())
+}
+
 /// A Python warning printed by `warnings.warn` (`file.py:12: UserWarning: ...`).
 fn python_warning() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
@@ -518,7 +524,10 @@ fn incidents(records: &[Record], tbs: &[Traceback]) -> Vec<Incident> {
         let r = &records[i];
         // A group starts at a line that names a failure (a signal or an exception line),
         // not at any line that merely holds an error word (a file named assert.py).
+        // An error the program says it ignores ("Ignore import error when loading ...",
+        // "Exception ignored in ...") is not a failure.
         let starts = r.errorish
+            && !ignored_import().is_match(r.message())
             && !in_tb(r.source, r.line)
             && r.prefix.level.is_none_or(|l| l > Level::Info)
             && (sig
@@ -571,10 +580,14 @@ fn incidents(records: &[Record], tbs: &[Traceback]) -> Vec<Incident> {
         // nothing else failed.
         let is_warning =
             r.prefix.level == Some(Level::Warning) || python_warning().is_match(r.message());
-        if inc.strength >= 5 && is_warning && inc.strength < 85 && inc.role == Role::Root {
+        let weak_warning = is_warning && inc.strength < 85;
+        let kept_as_weak = weak_warning
+            && inc.class == FailureClass::ImportError
+            && !ignored_import().is_match(&inc.message);
+        if kept_as_weak && inc.role == Role::Root {
             inc.role = Role::Weak;
         }
-        if inc.strength >= 5 {
+        if inc.strength >= 5 && (!weak_warning || kept_as_weak) {
             inc.end_line = last_line;
             inc.rank = records[i..j].iter().find_map(|x| x.prefix.effective_rank());
             if let Some(line) = records[i..j]

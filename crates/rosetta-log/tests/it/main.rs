@@ -124,3 +124,29 @@ fn a_traceback_split_across_read_blocks_stays_whole() {
     assert_eq!(f.phase.as_str(), "decode");
     assert_eq!(f.frames.len(), 2);
 }
+
+#[test]
+fn serving_under_memory_pressure_is_not_a_failure() {
+    // sglang retracts requests when the KV pool fills: normal operation, not a crash.
+    let log = "[2026-02-24 10:00:00 TP0] Decode batch, #running-req: 200, #token: 400000, token usage: 0.99, cuda graph: True, gen throughput (token/s): 9000.00, #queue-req: 40\n[2026-02-24 10:00:01 TP0] KV cache pool is full. Retract requests. #retracted_reqs: 4, #new_token_ratio: 0.5 -> 0.7\n[2026-02-24 10:00:02 TP0] Decode batch, #running-req: 196, #token: 390000, token usage: 0.97, cuda graph: True, gen throughput (token/s): 9100.00, #queue-req: 44\n";
+    let out = Scanner::new(&[]).scan_reader(0, &mut log.as_bytes());
+    let facts = LogFacts::build(vec![("x.log".into(), out)], &[]);
+    assert!(facts.failure.is_none(), "{:?}", facts.failure);
+}
+
+#[test]
+fn clean_startup_logs_have_no_failure() {
+    let logs = [
+        // vLLM V1 start-up and one request, with its usual warnings.
+        "(APIServer pid=1) INFO 06-12 08:49:12 [utils.py:253] non-default args: {'model': 'Qwen/Qwen3-8B'}\n(EngineCore_DP0 pid=274) WARNING 06-12 08:50:31 [fused_moe.py:100] Using default MoE config. Performance might be sub-optimal! Config file not found at /x/E=128.json\nCapturing CUDA graphs (mixed prefill-decode, PIECEWISE): 100%|##########| 67/67 [00:05<00:00, 12.1it/s]\n(APIServer pid=1) INFO:     Application startup complete.\n(APIServer pid=1) INFO:     127.0.0.1:49980 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n",
+        // sglang skipping optional model modules, torchrun's IPv6 connect warnings.
+        "[2026-02-24 10:00:00] Ignore import error when loading sglang.srt.models.mllama4: No module named 'timm'\n[W1129 22:27:29.110000 626 socket.cpp:755] [c10d] The client socket has failed to connect to [::ffff:127.0.0.1]:29500 (errno: 99 - Cannot assign requested address).\n[2026-02-24 10:01:00] The server is fired up and ready to roll!\n",
+        // A finished run whose progress bars reached 100 %.
+        "Downloading shards:  50%|#####     | 1/2 [00:10<00:10]\nDownloading shards: 100%|##########| 2/2 [00:20<00:00]\nall done\n",
+    ];
+    for log in logs {
+        let out = Scanner::new(&[]).scan_reader(0, &mut log.as_bytes());
+        let facts = LogFacts::build(vec![("x.log".into(), out)], &["H200"]);
+        assert!(facts.failure.is_none(), "{log}\n{:?}", facts.failure);
+    }
+}
