@@ -340,6 +340,11 @@ impl<'a> Context<'a> {
                         let text = self.record_text(m.source, m.line).unwrap_or(m.label);
                         (true, vec![self.evidence(m.source, m.line, text)])
                     }
+                    // vLLM dumps the scheduled batch when a step fails: it was serving.
+                    None if name == "serving" => match self.find_line(step_dump_line()) {
+                        Some((r, _)) => (true, vec![self.evidence(r.source, r.line, r.message())]),
+                        None => (false, vec![]),
+                    },
                     None => (false, vec![]),
                 }
             }
@@ -744,9 +749,19 @@ impl<'a> Context<'a> {
     }
 }
 
+fn step_dump_line() -> &'static Regex {
+    static R: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    R.get_or_init(|| {
+        Regex::new(
+            r"Dumping input data for V1 LLM engine|Dumping scheduler output for model execution",
+        )
+        .expect("static regex")
+    })
+}
+
 fn fp16_line() -> &'static Regex {
     static R: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
-    R.get_or_init(|| Regex::new(r"(?i)\bdtype\s*[=:]\s*(?:torch\.)?(?:float16|half|fp16)\b|\bin float16\b|--dtype[ =](?:half|float16)").expect("static regex"))
+    R.get_or_init(|| Regex::new(r"(?i)\bdtype\s*[=:]\s*(?:torch\.)?(?:float16|half|fp16)\b|\bin float16\b|--dtype[ =](?:half|float16)|torch\.float16\b|\.half\(\)|(?:^|[^a-z0-9_])fp16(?:$|[^a-z0-9_])").expect("static regex"))
 }
 
 /// `sm_120` matches `sm_120`; `sm_12x` matches `sm_120` and `sm_121`.

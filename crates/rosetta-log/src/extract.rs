@@ -157,7 +157,7 @@ fn patterns() -> &'static Patterns {
         prompt_len: Regex::new(r"(?i)\b(?:prompt_len|prompt_length|input_len|#new-token|prompt tokens)\s*[=:]\s*(\d+)").unwrap(),
         new_tokens: Regex::new(r#"(?i)\b(?:max_new_tokens|max_tokens)"?\s*[=:]\s*(\d+)"#).unwrap(),
         configured: Regex::new(r"(?i)\b(?:max_model_len|context_length|context_len|max_seq_len|max-model-len|context-length)\b\)?\s*[=:(]?\s*\(?(\d{3,7})\b").unwrap(),
-        exceeded: Regex::new(r"(?i)exceeded the model's predefined maximum length \((\d+)\)|longer than the specified maximum sequence length for this model \((\d+) > (\d+)\)|position(?:s)? (?:id )?(\d+) (?:is )?(?:out of range|exceeds)").unwrap(),
+        exceeded: Regex::new(r"(?i)exceeded the model's predefined maximum length \((\d+)\)|longer than the specified maximum sequence length for this model \((\d+) > (\d+)\)|position(?:s)? (?:id )?(\d+) (?:is )?(?:out of range|exceeds)|(?:input|prompt|sequence)s? (?:length )?(?:could |would |will |may |can )?(?:exceeds?|be longer than|is longer than) (\d+) (?:tokens|positions)").unwrap(),
         final_pos: Regex::new(r"(?i)final position (\d+)").unwrap(),
         vocab_size: Regex::new(r#"(?i)\b(?:vocab_size|n_vocab|vocab size)\b['"]?\s*[=:]\s*(\d+)|exceeds bounds (\d+)|with size (\d+)"#).unwrap(),
         request_ids: Regex::new(r#"(?i)\b(?:stop_token_ids|logit_bias|allowed_token_ids|prompt_token_ids|bad_words_ids|input_ids|eos_token_id)\b['"]?\s*[:=]\s*[\[{]([^\]}]{0,2000})"#).unwrap(),
@@ -461,7 +461,11 @@ pub fn extract(records: &[Record], gpu_names: &[&str]) -> Extracted {
             });
             if x.positions.limit.is_none() {
                 if let Some(c) = pat.exceeded.captures(msg) {
-                    let lim = c.get(1).or(c.get(3)).and_then(|m| m.as_str().parse().ok());
+                    let lim = c
+                        .get(1)
+                        .or(c.get(3))
+                        .or(c.get(5))
+                        .and_then(|m| m.as_str().parse().ok());
                     if let Some(v) = lim {
                         x.positions.limit = Some(Located {
                             value: v,

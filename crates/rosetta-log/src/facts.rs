@@ -314,7 +314,7 @@ fn prose_phases() -> &'static [(Regex, Phase)] {
     R.get_or_init(|| {
         [
             (r"(?i)\b(?:first|1st) (?:inference |chat |generation |completion )?(?:request|prompt|query)\b|\bas soon as (?:it|the server) (?:receives|gets) (?:a|the|its first) (?:request|prompt)", Phase::Prefill),
-            (r"(?i)\b(?:during|while|when) (?:capturing|the capture of|cuda ?graph capture)\b|\bduring (?:cuda ?)?graph (?:capture|capturing)\b", Phase::GraphCapture),
+            (r"(?i)\b(?:during|while|when) (?:capturing|the capture of|cuda ?graph capture|capture)\b|\bduring (?:cuda ?)?graph (?:capture|capturing)\b|\bcaptur\w* (?:cuda ?graphs? )?(?:bs|batch size)\s*=?\s*\d+|Registering \d+ cuda graph addresses", Phase::GraphCapture),
             (r"(?i)\b(?:during|while|in) (?:the )?warm-?up\b", Phase::Warmup),
             (r"(?i)\b(?:during|while|when) (?:model |weight )?loading\b|\b(?:while|when) loading (?:the )?(?:model|weights|checkpoint)\b|\bat (?:model )?load time\b", Phase::WeightLoad),
             (r"(?i)\b(?:during|while|in) (?:the )?(?:profil(?:e|ing) run|memory profiling|kv cache (?:allocation|init\w*))\b", Phase::MemoryPlan),
@@ -339,6 +339,13 @@ fn prose_phase(f: &LogFacts, source: usize) -> Option<(Phase, u64)> {
                 .find(|(re, _)| re.is_match(m))
                 .map(|(_, p)| (*p, r.line))
         })
+}
+
+/// `NCCL WARN` notices that do not stop NCCL: a missing optional library or plugin
+/// (it falls back to sockets), an environment override it reports.
+fn benign_nccl_warn() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| Regex::new(r"(?i)Failed to open libibverbs|libnccl-net|No plugin found|Could not find real path|NET/Plugin|using internal implementation|set by environment to|Unable to load|is deprecated").unwrap())
 }
 
 /// Import failures a framework reports and then carries on from on purpose.
@@ -427,9 +434,20 @@ fn incidents(records: &[Record], tbs: &[Traceback]) -> Vec<Incident> {
                 .last()
                 .and_then(|f| f.code.as_deref())
                 .is_some_and(|c| {
+                    // Both sides are shapes: a count checked against one dimension
+                    // (`assert n == logits.shape[0]`) is bookkeeping, not layout.
+                    let body = c.strip_prefix("assert").unwrap_or("");
+                    let body = body.split(',').next().unwrap_or("");
+                    let shapey = |s: &str| {
+                        ["shape", "size(", ".dim", "numel"]
+                            .iter()
+                            .any(|w| s.contains(w))
+                    };
                     c.starts_with("assert")
-                        && c.contains("shape")
-                        && (c.contains("==") || c.contains("!="))
+                        && body
+                            .split_once("==")
+                            .or_else(|| body.split_once("!="))
+                            .is_some_and(|(a, b)| shapey(a) && shapey(b))
                 });
             if asserts_shape && matches!(inc.class, FailureClass::PythonError) {
                 inc.class = FailureClass::ShapeMismatch;
@@ -570,16 +588,24 @@ fn incidents(records: &[Record], tbs: &[Traceback]) -> Vec<Incident> {
             last_line = n.line;
             j += 1;
         }
+        // The prefix parser strips `NCCL WARN`; it is the class's best word, so keep it.
         let texts: Vec<String> = records[i..j]
             .iter()
-            .map(|x| x.message().to_string())
+            .map(|x| match x.text.find(" NCCL WARN ") {
+                Some(_) if !x.message().contains("NCCL") => format!("NCCL WARN {}", x.message()),
+                _ => x.message().to_string(),
+            })
             .collect();
         let mut inc = classify(sig, &texts, r.source, r.line, r.line);
         // A warning line needs a strong signal to count as a root failure; a weaker one
         // (a failed import logged as a warning) is kept as a weak failure, used when
         // nothing else failed.
-        let is_warning =
-            r.prefix.level == Some(Level::Warning) || python_warning().is_match(r.message());
+        // NCCL prints its real failures as `NCCL WARN` too (`Cuda failure`, `Connect
+        // to ... failed`); only its known-harmless notices count as warnings.
+        let nccl_warn = r.text.contains(" NCCL WARN ");
+        let is_warning = (r.prefix.level == Some(Level::Warning)
+            && (!nccl_warn || benign_nccl_warn().is_match(r.message())))
+            || python_warning().is_match(r.message());
         let weak_warning = is_warning && inc.strength < 85;
         let kept_as_weak = weak_warning
             && inc.class == FailureClass::ImportError
@@ -1001,6 +1027,33 @@ fn choose_failure(f: &LogFacts) -> (Option<Failure>, Vec<(usize, u64, u64)>) {
     (Some(failure), other_runs)
 }
 
+/// A traceback whose frames run through one module's top level into another's
+/// (`<module>` importing `<module>`), ending at most two calls below the last
+/// import: the error is raised while the program imports, before it runs.
+fn raised_while_importing(frames: &[crate::traceback::Frame]) -> Option<&str> {
+    let last_module = frames.iter().rposition(|fr| fr.function == "<module>")?;
+    let chained = last_module > 0 && frames[last_module - 1].function == "<module>";
+    (chained && frames.len() - 1 - last_module <= 2).then(|| frames[last_module].file.as_str())
+}
+
+/// The build error comes from a compiler run at run time (Triton, Inductor, a JIT-built extension).
+fn jit_build(f: &LogFacts, inc: &Incident) -> bool {
+    static R: OnceLock<Regex> = OnceLock::new();
+    let re = R.get_or_init(|| {
+        Regex::new(
+            r"(?i)triton|inductor|torch\.compile|\bjit\b|_jit_|\.ptx\b|cpp_extension|load_inline",
+        )
+        .unwrap()
+    });
+    re.is_match(&inc.message)
+        || f.records.iter().any(|r| {
+            r.source == inc.source
+                && r.line + 5 >= inc.line
+                && r.line <= inc.end_line
+                && re.is_match(r.message())
+        })
+}
+
 fn short_path(p: &str) -> String {
     let parts: Vec<&str> = p.rsplit('/').take(3).collect();
     parts.into_iter().rev().collect::<Vec<_>>().join("/")
@@ -1014,6 +1067,16 @@ fn phase_of(f: &LogFacts, inc: &Incident) -> (Phase, String) {
     for fr in inc.frames.iter().rev() {
         if let Some(p) = phase_of_function(&fr.function, &fr.file) {
             return (p, format!("frame {} names it", fr.function));
+        }
+    }
+    // Raised by module-level code while one module imports another: the program
+    // never got past its imports.
+    if inc.class != FailureClass::BuildError {
+        if let Some(file) = raised_while_importing(&inc.frames) {
+            return (
+                Phase::Startup,
+                format!("it is raised while importing {}", short_path(file)),
+            );
         }
     }
     // A build error right after an install command is an install.
@@ -1034,14 +1097,25 @@ fn phase_of(f: &LogFacts, inc: &Incident) -> (Phase, String) {
     }
     // The same error printed again right after (another rank, or the
     // framework's own traceback of it) may name the phase.
+    // A traceback printed right after an error line is usually that error surfacing,
+    // whatever class its own exception has.
     for other in f.incidents.iter().filter(|x| {
         x.source == inc.source
             && x.line > inc.end_line
             && x.line <= inc.end_line + 80
-            && x.class == inc.class
+            && (x.class == inc.class || (inc.frames.is_empty() && !x.frames.is_empty()))
     }) {
-        if let Some(p) = other.phase_hint {
+        if let Some(p) = other.phase_hint.filter(|_| other.class == inc.class) {
             return (p, format!("the same error at line {} names it", other.line));
+        }
+        if raised_while_importing(&other.frames).is_some() {
+            return (
+                Phase::Startup,
+                format!(
+                    "the traceback at line {} is raised while importing",
+                    other.line
+                ),
+            );
         }
         for fr in other.frames.iter().rev() {
             if let Some(p) = phase_of_function(&fr.function, &fr.file) {
@@ -1053,6 +1127,20 @@ fn phase_of(f: &LogFacts, inc: &Incident) -> (Phase, String) {
                     ),
                 );
             }
+        }
+    }
+    // An error line printed just before the traceback (the engine's own message,
+    // then the Python exception it turned into) may name the phase.
+    if let Some(prev) = f.incidents.iter().rfind(|x| {
+        x.source == inc.source
+            && x.end_line < inc.line
+            && (x.end_line + 3 >= inc.line || (x.role == Role::Weak && x.end_line + 15 >= inc.line))
+    }) {
+        if let Some(p) = prev.phase_hint {
+            return (
+                p,
+                format!("the error at line {} just before names it", prev.line),
+            );
         }
     }
     // The last milestone before the failure, on the failing rank when it has any.
@@ -1109,6 +1197,9 @@ fn phase_of(f: &LogFacts, inc: &Incident) -> (Phase, String) {
         FailureClass::ImportError | FailureClass::ConfigError => Some(Phase::Startup),
         FailureClass::CommError => Some(Phase::CommInit),
         FailureClass::MissingWeights | FailureClass::ShapeMismatch => Some(Phase::WeightLoad),
+        // With no server milestone before it, a compiler error is a build from source,
+        // unless a just-in-time compiler (Triton, Inductor, a JIT extension) ran it.
+        FailureClass::BuildError if !jit_build(f, inc) => Some(Phase::Install),
         _ => None,
     };
     match by_class {
@@ -1131,7 +1222,7 @@ fn successor(p: Phase) -> Phase {
 fn wrong_output_shapes() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
     R.get_or_init(|| {
-        Regex::new(r#"(?i)exceeded the model's predefined maximum length|probability tensor contains either `inf`, `nan`|\bnan\b (?:detected|values?|in (?:the )?(?:output|logits|hidden))|(?:outputs?|generations?|responses?|completions?|answers?) (?:is|are|was|were|looks?|became|become) (?:garbage|gibberish|garbled|nonsense|repetitive|repeating|all the same|empty)|repeat(?:s|ing|ed) (?:the same|itself)|degenerate output|output is wrong|wrong output|endless repetition|token salad|(?i)accuracy\s*(?:drops?|dropped|falls?|fell|of|is|=|:)\s*(?:to\s*)?0\.0\d|(?:prints?|printing|generat\w*|produc\w*|outputs?|returns?|gives?|spits? out) (?:pure |only |infinite |endless )?(?:garbage|gibberish|nonsense|garbled)|(?:content|text|output|response)['"]?\s*[:=]\s*['"]?[^'"\n]{0,16}(?:!{12,}|#{12,}|\?{12,})|^\s*(?:!{30,}|\?{30,})\s*$|(?:<unk>\s*){8,}|(?:<pad>\s*){8,}|[\x{00A1}-\x{0143}]{12,}"#).unwrap()
+        Regex::new(r#"(?i)exceeded the model's predefined maximum length|probability tensor contains either `inf`, `nan`|\bnan\b (?:detected|values?|in (?:the )?(?:output|logits|hidden))|(?:outputs?|generations?|responses?|completions?|answers?) (?:is|are|was|were|looks?|became|become) (?:garbage|gibberish|garbled|nonsense|repetitive|repeating|all the same|empty)|\b(?:outputs?|generations?|generated text|responses?|completions?|answers?)\b.{0,80}\b(?:garbage|gibberish|garbled|nonsense|repetitive|repeating)\b|(?:repetitive|repeated|repeating|garbled) (?:characters|tokens|words|output|text|answers?)\b|重复输出|输出重复|乱码|repeat(?:s|ing|ed) (?:the same|itself)|degenerate output|output is wrong|wrong output|endless repetition|token salad|(?i)accuracy\s*(?:drops?|dropped|falls?|fell|of|is|=|:)\s*(?:to\s*)?0\.0\d|(?:prints?|printing|generat\w*|produc\w*|outputs?|returns?|gives?|spits? out) (?:pure |only |infinite |endless )?(?:garbage|gibberish|nonsense|garbled)|(?:content|text|output|response)['"]?\s*[:=]\s*['"]?[^'"\n]{0,16}(?:!{12,}|#{12,}|\?{12,})|^\s*(?:!{30,}|\?{30,})\s*$|(?:<unk>\s*){8,}|(?:<pad>\s*){8,}|[\x{00A1}-\x{0143}]{12,}"#).unwrap()
     })
 }
 
@@ -1197,6 +1288,37 @@ fn stopped_mid_way(f: &LogFacts) -> Option<Failure> {
     Some(fl)
 }
 
+/// Generated text stuck on one word (`text=' is is is is is is is is'`): a
+/// model that repeats a single token is broken, not verbose. Only words (a
+/// letter in them) count, so tensors of zeros and token-id lists do not.
+pub(crate) fn repeated_word_output(msg: &str) -> bool {
+    static CTX: OnceLock<Regex> = OnceLock::new();
+    let ctx = CTX.get_or_init(|| {
+        Regex::new(
+            r"(?i)\b(?:text|outputs?|content|response|completion|generated|generation|answer)\b",
+        )
+        .unwrap()
+    });
+    if msg.len() < 24 || !ctx.is_match(msg) {
+        return false;
+    }
+    let mut run = 0usize;
+    let mut prev = "";
+    for w in msg.split_whitespace() {
+        let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+        if !w.is_empty() && w == prev && w.chars().any(char::is_alphabetic) {
+            run += 1;
+            if run >= 8 {
+                return true;
+            }
+        } else {
+            run = 1;
+        }
+        prev = w;
+    }
+    false
+}
+
 fn wrong_output_lines(f: &LogFacts) -> Option<Failure> {
     let re = wrong_output_shapes();
     // A run of Latin-1 letters is byte-level BPE leaking into text only with its
@@ -1214,7 +1336,7 @@ fn wrong_output_lines(f: &LogFacts) -> Option<Failure> {
                 .chars()
                 .all(|c| ('\u{00A1}'..='\u{0143}').contains(&c))
                 || bpe_leak(x.as_str())
-        })
+        }) || repeated_word_output(m)
     })?;
     let mut fl = Failure::without_incident(
         FailureClass::WrongOutput,

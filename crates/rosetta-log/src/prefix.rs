@@ -101,6 +101,7 @@ struct Patterns {
     trt: Regex,
     logger_rank: Regex,
     location: Regex,
+    bracket_location: Regex,
     tag: Regex,
 }
 
@@ -110,7 +111,7 @@ fn patterns() -> &'static Patterns {
         // (EngineCore_DP0 pid=274) / (WorkerDict pid=1216, ip=10.0.0.1) / (VllmWorker rank=0 pid=12)
         ray: Regex::new(r"^\(([A-Za-z_][\w\-.]*)(?: rank=(\d+))?(?: pid=(\d+))?(?:, ip=[^)]*)?\)\s+").unwrap(),
         quote: Regex::new(r"^(?:>(?: |$)|`+)").unwrap(),
-        nccl: Regex::new(r"^\S+:\d+:\d+ \[(\d+)\] NCCL (INFO|WARN|TRACE|ERROR) ").unwrap(),
+        nccl: Regex::new(r"^\S+:\d+:\d+ \[(\d+)\] (?:[\w/.\-]+\.\w+:\d+ )?NCCL (INFO|WARN|TRACE|ERROR) ").unwrap(),
         logfmt: Regex::new(r"^time=\S+ level=(\w+) (?:source=\S+ )?").unwrap(),
         torchrun: Regex::new(r"^\[(?:rank|Rank )(\d+)\]:\s?").unwrap(),
         // [2026-11-29 22:27:32,782 TP0] / [2025-12-15 00:02:05 DP1 TP1] / [2026-03-21 01:40:19]
@@ -128,6 +129,8 @@ fn patterns() -> &'static Patterns {
         trt: Regex::new(r"^\[(TensorRT-LLM|TRT-LLM)\](?:\s*\[RANK (\d+)\])?\s*\[(ERROR|WARNING|INFO|DEBUG|VERBOSE|E|W|I|V)\]\s*").unwrap(),
         logger_rank: Regex::new(r"^[\w.\-]*\[rank[= ]?(\d+)\]").unwrap(),
         location: Regex::new(r"^([\w\-./]+\.(?:py|cpp|cc|cu|h|hpp|rs|c)):(\d+)(?::| -|\])\s*").unwrap(),
+        // ` [multiproc_executor.py:852] `: vLLM's location tag left when a paste cut the rest of the prefix
+        bracket_location: Regex::new(r"^\s*\[([\w\-.]+\.py:\d+)\]\s?").unwrap(),
         tag: Regex::new(r"(DP|TP|EP|PP|CP|ATTN_CP|MOE_DP)(\d+)").unwrap(),
     })
 }
@@ -277,6 +280,13 @@ pub fn parse(line: &str) -> Prefix {
             }
             p.level = level_from(&c[3]);
             pos += c[0].len();
+        } else if let Some(c) = pat
+            .bracket_location
+            .captures(rest)
+            .filter(|_| p.location.is_none())
+        {
+            p.location = Some(c[1].to_string());
+            pos += c[0].len();
         } else if let Some(c) = pat.syslog.captures(rest) {
             if let Some(pid) = c.get(1) {
                 p.pid = pid.as_str().parse().ok();
@@ -323,6 +333,19 @@ mod tests {
 
     fn msg<'a>(line: &'a str, p: &Prefix) -> &'a str {
         &line[p.msg_start..]
+    }
+
+    #[test]
+    fn a_cut_vllm_prefix_leaves_its_location_tag() {
+        let l = " [multiproc_executor.py:852] KeyError: 'layers.0.k_scale'";
+        let p = parse(l);
+        assert_eq!(p.location.as_deref(), Some("multiproc_executor.py:852"));
+        assert_eq!(msg(l, &p), "KeyError: 'layers.0.k_scale'");
+        let l = " [multiproc_executor.py:852]   File \"/v/utils.py\", line 268, in f";
+        assert_eq!(msg(l, &parse(l)), "  File \"/v/utils.py\", line 268, in f");
+        // A bracketed list in a message is not a location.
+        let l = "[1, 2, 3] is the answer";
+        assert_eq!(parse(l).msg_start, 0);
     }
 
     #[test]

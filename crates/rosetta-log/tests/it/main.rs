@@ -150,3 +150,18 @@ fn clean_startup_logs_have_no_failure() {
         assert!(facts.failure.is_none(), "{log}\n{:?}", facts.failure);
     }
 }
+
+#[test]
+fn output_stuck_on_one_word_is_wrong_output_but_lists_of_numbers_are_not() {
+    let stuck = "outputs=[CompletionOutput(index=0, text=' is is is is is is is is is is', token_ids=[563, 563, 563, 563, 563, 563, 563, 563, 563, 563], finish_reason=length)]\n";
+    let out = Scanner::new(&[]).scan_reader(0, &mut stuck.as_bytes());
+    let facts = LogFacts::build(vec![("x.log".into(), out)], &[]);
+    let f = facts.failure.expect("a failure");
+    assert_eq!(f.class, rosetta_schema::FailureClass::WrongOutput);
+    assert_eq!(f.line, 1);
+    // Token ids, zero tensors and ordinary prose repeat too, but are not output stuck on a word.
+    let fine = "prompt_token_ids=[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]\ngenerated text: 'Paris is the capital of France, and Paris is a city'\ntensor output [0. 0. 0. 0. 0. 0. 0. 0. 0. 0. 0.]\n";
+    let out = Scanner::new(&[]).scan_reader(0, &mut fine.as_bytes());
+    let facts = LogFacts::build(vec![("x.log".into(), out)], &[]);
+    assert!(facts.failure.is_none(), "{:?}", facts.failure);
+}
