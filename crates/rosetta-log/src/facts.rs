@@ -1291,7 +1291,7 @@ fn stopped_mid_way(f: &LogFacts) -> Option<Failure> {
 /// Generated text stuck on one word (`text=' is is is is is is is is'`): a
 /// model that repeats a single token is broken, not verbose. Only words (a
 /// letter in them) count, so tensors of zeros and token-id lists do not.
-pub(crate) fn repeated_word_output(msg: &str) -> bool {
+fn repeated_word_output(msg: &str) -> bool {
     static CTX: OnceLock<Regex> = OnceLock::new();
     let ctx = CTX.get_or_init(|| {
         Regex::new(

@@ -502,6 +502,7 @@ mod tests {
             ("wheel-build", 6),
             ("config-error", 4),
             ("hang", 6),
+            ("hang", 9),
             ("cuda-error", 29),
         ];
         let bad: Vec<_> = Signals::branches_without_literals()
