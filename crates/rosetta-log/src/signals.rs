@@ -144,7 +144,7 @@ impl Signals {
             let pats: Vec<&str> = SIGNALS.iter().map(|s| s.1).collect();
             Signals {
                 list,
-                set: RegexSet::new(&pats).expect("signal table compiles"),
+                set: big_set(&pats).expect("signal table compiles"),
             }
         })
     }
@@ -160,10 +160,12 @@ impl Signals {
             // branch's that has a small one.
             let words: Vec<String> = match prefix_literals(&hir) {
                 Some(w) => w,
+                // Only branches with a few long words: a short or case-folded prefix
+                // (`are `, `For `) would stop the scanner on every line.
                 None => branch_literals(&hir)
                     .into_iter()
                     .flatten()
-                    .filter(|w| w.len() <= 8)
+                    .filter(|w| w.len() <= 8 && w.iter().all(|x| x.len() >= 6))
                     .flatten()
                     .collect(),
             };
@@ -198,6 +200,20 @@ impl Signals {
     pub fn matches(&self, msg: &str) -> Vec<usize> {
         self.set.matches(msg).into_iter().collect()
     }
+}
+
+/// A set of many patterns, with room for its lazy DFA: at the default cache size
+/// the DFA for the whole table keeps running out of states and the search falls
+/// back to the (many times slower) PikeVM on every line.
+fn big_set<I, S>(pats: I) -> Result<RegexSet, regex::Error>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    regex::RegexSetBuilder::new(pats)
+        .size_limit(64 << 20)
+        .dfa_size_limit(64 << 20)
+        .build()
 }
 
 /// Prefix literals of each top-level branch of a pattern, extracted branch by branch
@@ -360,7 +376,7 @@ impl Milestones {
                 .iter()
                 .map(|&(_, phase, done, label)| MilestoneShape { phase, done, label })
                 .collect(),
-            set: RegexSet::new(MILESTONES.iter().map(|m| m.0)).expect("milestones compile"),
+            set: big_set(MILESTONES.iter().map(|m| m.0)).expect("milestones compile"),
         })
     }
 
