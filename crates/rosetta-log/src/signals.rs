@@ -106,7 +106,7 @@ signals! {
     "warmup-span", r"(?i)\bwarmup[{:]|warm_up_model|_warmup\(", PythonError, 1, Root, P_WARMUP, false;
     "engine-load-hint", r"(?i)deserializ\w*Engine|Loading engine|engine plan file", PythonError, 1, Root, P_WEIGHTS, false;
     "driver-init-hint", r"(?i)driver version is insufficient|NVIDIA driver (?:is )?too old|failed to initialize CUDA|cuInit failed|CUDA driver initialization failed|cudaGetDeviceCount|system not yet initialized", PythonError, 1, Root, P_STARTUP, false;
-    "memory-plan-hint", r"(?i)(?:creating|create|allocat\w*) (?:the )?(?:model ?instance|runtime buffers?|kv ?cache|memory pool|cache engine)", PythonError, 1, Root, P_MEM, false;
+    "memory-plan-hint", r"(?i)(?:creating|create|allocat\w*) (?:the )?(?:model ?instance|runtime buffers?|kv ?cache|memory pool|cache engine)|failed to create context with model|llama_new_context_with_model: failed|llama_init_from_model: failed", PythonError, 1, Root, P_MEM, false;
     "capture-error", r"(?i)operation not permitted when stream is capturing|cudaErrorStreamCapture\w*|Capture cuda graph failed|CUDA graph capture failed|capture (?:was )?invalidated|during capture|CUDAGraph|graph capture", CudaRuntimeError, 1, Root, P_GRAPH, false;
     // native crashes
     "host-assert", r"Assertion `.{0,400}' failed\.|Assertion failed: |Assertion fail: |Assertion `.{0,400}` failed\.", NativeAbort, 41, Root, NONE, false;
