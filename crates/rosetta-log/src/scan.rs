@@ -88,6 +88,9 @@ const ERROR_WORDS: &[&str] = &[
     "NaN",
     "nan,",
     "garbage",
+    " hang",
+    " Hang",
+    "stuck",
 ];
 /// Words that mark milestones, versions, hardware and launch settings.
 const CONTEXT_WORDS: &[&str] = &[
@@ -233,9 +236,6 @@ const CONTEXT_WORDS: &[&str] = &[
     "Wrong output",
     "gibberish",
     "nonsense",
-    " hang",
-    " Hang",
-    "stuck",
     "epetitive",
     "epeated",
     "epeating",
