@@ -98,7 +98,7 @@ fn patterns() -> &'static Patterns {
         // A pasted snippet that starts mid-frame: `/lib/.../config.py", line 1062, in f`
         frame_partial: Regex::new(r#"^\s*(\S[^"]*)", line (\d+), in (\S+)"#).unwrap(),
         exception: Regex::new(
-            r"^((?:[A-Za-z_][\w]*\.)*(?:[A-Za-z_]\w*)?(?:Error|Exception|Interrupt|Exit|Warning|Failure|Fault|Iteration|Timeout|Abort|Exceeded)|KeyError|StopIteration|(?:[a-z_][\w]*\.){2,}[A-Z]\w+)(?:\([\w.]+\))?(?::\s?(.*))?$",
+            r#"^((?:[A-Za-z_][\w]*\.)*(?:[A-Za-z_]\w*)?(?:Error|Exception|Interrupt|Exit|Warning|Failure|Fault|Iteration|Timeout|Abort|Exceeded)|KeyError|StopIteration|(?:[a-z_][\w]*\.){2,}[A-Z]\w+)(?:\([\w.]+\))?(?::\s?(.*)|\(['"](.*)['"]\))?$"#,
         )
         .unwrap(),
     })
@@ -108,15 +108,16 @@ fn patterns() -> &'static Patterns {
 pub fn parse_exception_line(msg: &str) -> Option<(String, String)> {
     let c = patterns().exception.captures(msg.trim_end())?;
     // A bare `Error:` heading is not an exception line.
+    // `Type: message`, or the repr a logger prints: `Type('message')`.
+    let message = c.get(2).or(c.get(3));
     if matches!(&c[1], "Error" | "Exception")
-        && c.get(2).is_none_or(|m| m.as_str().trim().is_empty())
+        && message.is_none_or(|m| m.as_str().trim().is_empty())
     {
         return None;
     }
     Some((
         c[1].to_string(),
-        c.get(2)
-            .map_or(String::new(), |m| m.as_str().trim().to_string()),
+        message.map_or(String::new(), |m| m.as_str().trim().to_string()),
     ))
 }
 
@@ -268,6 +269,25 @@ mod tests {
     fn tbs(log: &str) -> Vec<Traceback> {
         let out = Scanner::new(&[]).scan_reader(0, &mut log.as_bytes());
         collect(&out.records)
+    }
+
+    #[test]
+    fn exception_lines_in_both_forms() {
+        assert_eq!(
+            parse_exception_line("ValueError: bad value"),
+            Some(("ValueError".into(), "bad value".into()))
+        );
+        assert_eq!(
+            parse_exception_line(
+                "AssertionError('Only FlashAttention backend is supported for now.')"
+            ),
+            Some((
+                "AssertionError".into(),
+                "Only FlashAttention backend is supported for now.".into()
+            ))
+        );
+        assert_eq!(parse_exception_line("Error:"), None);
+        assert_eq!(parse_exception_line("Error('')"), None);
     }
 
     #[test]
