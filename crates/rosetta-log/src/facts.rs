@@ -313,7 +313,7 @@ fn prose_phases() -> &'static [(Regex, Phase)] {
     static R: OnceLock<Vec<(Regex, Phase)>> = OnceLock::new();
     R.get_or_init(|| {
         [
-            (r"(?i)\b(?:first|1st) (?:inference |chat |generation |completion )?(?:request|prompt|query)\b|\bas soon as (?:it|the server) (?:receives|gets) (?:a|the|its first) (?:request|prompt)", Phase::Prefill),
+            (r"(?i)\b(?:first|1st) (?:inference |chat |generation |completion )?(?:request|prompt|query)\b|\bas soon as (?:it|the server) (?:receives|gets) (?:a|the|its first) (?:request|prompt)|\bprefill (?:requests?|phase|step|stage)\b|\b(?:during|in) (?:the )?prefill\b", Phase::Prefill),
             (r"(?i)\b(?:during|while|when) (?:capturing|the capture of|cuda ?graph capture|capture)\b|\bduring (?:cuda ?)?graph (?:capture|capturing)\b|\bcaptur\w* (?:cuda ?graphs? )?(?:bs|batch size)\s*=?\s*\d+|Registering \d+ cuda graph addresses", Phase::GraphCapture),
             (r"(?i)\b(?:during|while|in) (?:the )?warm-?up\b", Phase::Warmup),
             (r"(?i)\b(?:during|while|when) (?:model |weight )?loading\b|\b(?:during|while|when|at) (?:the )?(?:model|weights?|checkpoint) load\b|\b(?:while|when) loading (?:the )?(?:model|weights|checkpoint)\b|\bat (?:model )?load time\b", Phase::WeightLoad),
