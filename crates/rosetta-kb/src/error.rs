@@ -33,4 +33,7 @@ pub enum KbError {
         /// What is wrong.
         message: String,
     },
+    /// A vocabulary file (`kb/vocab/` or a `--kb` folder) is wrong.
+    #[error(transparent)]
+    Vocab(#[from] rosetta_log::vocab::VocabError),
 }

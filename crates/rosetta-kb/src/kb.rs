@@ -4,17 +4,22 @@
 
 use crate::error::KbError;
 use crate::rule::Rule;
+use rosetta_log::Vocabulary;
 use std::path::{Path, PathBuf};
 
 mod embedded {
     include!(concat!(env!("OUT_DIR"), "/embedded_rules.rs"));
 }
 
-/// Loaded rules.
+/// Loaded rules, and the log vocabulary they come with.
 #[derive(Debug, Clone, Default)]
 pub struct KnowledgeBase {
     /// Rules, in load order.
     pub rules: Vec<Rule>,
+    /// Vocabulary files from `--kb` folders (added to the built-in `kb/vocab/`).
+    extra_vocab: Vec<(PathBuf, String)>,
+    /// The compiled vocabulary, when `--kb` folders added to it.
+    vocab: Option<&'static Vocabulary>,
 }
 
 impl KnowledgeBase {
@@ -33,19 +38,34 @@ impl KnowledgeBase {
         embedded::EMBEDDED.len()
     }
 
-    /// Adds every `*.toml` under a folder (recursively).
+    /// Adds every `*.toml` under a folder (recursively): rules, and vocabulary files
+    /// (those holding `[[signal]]`, `[[milestone]]`, ... tables).
     pub fn add_dir(&mut self, dir: &Path) -> Result<usize, KbError> {
         let mut files = Vec::new();
         collect(dir, &mut files)?;
         let n = files.len();
+        let mut vocab_added = false;
         for f in files {
             let text = std::fs::read_to_string(&f).map_err(|source| KbError::Read {
                 path: f.clone(),
                 source,
             })?;
-            self.add(Rule::parse(&f, &text)?);
+            if Vocabulary::is_vocabulary(&text) {
+                self.extra_vocab.push((f, text));
+                vocab_added = true;
+            } else {
+                self.add(Rule::parse(&f, &text)?);
+            }
+        }
+        if vocab_added {
+            self.vocab = Some(Vocabulary::with_extra(self.extra_vocab.clone())?);
         }
         Ok(n)
+    }
+
+    /// The log vocabulary: the built-in one, plus what `--kb` folders added.
+    pub fn vocabulary(&self) -> &'static Vocabulary {
+        self.vocab.unwrap_or_else(Vocabulary::embedded)
     }
 
     fn add(&mut self, rule: Rule) {

@@ -6,6 +6,8 @@
 use libtest_mimic::{Arguments, Failed, Trial};
 use rosetta_kb::rule::{Kind, Rule};
 use rosetta_kb::{Context, KnowledgeBase};
+use rosetta_log::scan::Scanner;
+use rosetta_log::vocab::{Entry, EntryKind, Vocabulary};
 use std::path::{Path, PathBuf};
 
 fn rules_dir() -> PathBuf {
@@ -39,8 +41,13 @@ fn run_log(
     log: &Path,
 ) -> Result<(Vec<String>, rosetta_report::Report), Failed> {
     let names: Vec<&str> = rosetta_kb::tables::GpuTable::embedded().names().collect();
-    let facts = rosetta_log::read_logs(&[log.to_path_buf()], &kb.literals(), &names)
-        .map_err(|e| Failed::from(e.to_string()))?;
+    let facts = rosetta_log::read_logs(
+        &[log.to_path_buf()],
+        rosetta_log::Vocabulary::embedded(),
+        &kb.literals(),
+        &names,
+    )
+    .map_err(|e| Failed::from(e.to_string()))?;
     // A rule about the machine carries `<id>.fires.env.json` / `<id>.quiet.env.json`
     // (a `rosetta env --format json` report) beside its logs.
     let env = log.with_extension("env.json");
@@ -179,6 +186,219 @@ fn lint(files: &[PathBuf]) -> Result<(), Failed> {
     }
 }
 
+fn vocab_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kb/vocab")
+}
+
+/// The vocabulary files as they are on disk (so that an edit is tested without a rebuild).
+fn vocab_files() -> Vec<(PathBuf, String)> {
+    fn walk(d: &Path, out: &mut Vec<PathBuf>) {
+        let mut es: Vec<PathBuf> = std::fs::read_dir(d)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        es.sort();
+        for p in es {
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|e| e == "toml") {
+                out.push(p);
+            }
+        }
+    }
+    let mut paths = Vec::new();
+    walk(&vocab_dir(), &mut paths);
+    paths
+        .into_iter()
+        .filter_map(|p| {
+            let t = std::fs::read_to_string(&p).ok()?;
+            Some((p, t))
+        })
+        .collect()
+}
+
+/// Whether the scanner keeps a one-line log, or counts it as a serving-loop line (it must,
+/// for a signal or milestone to see it).
+fn scanner_keeps(voc: &Vocabulary, line: &str) -> bool {
+    let out = Scanner::new(voc, &[]).scan_reader(0, &mut line.as_bytes());
+    let counted = [
+        out.serving.prefill(),
+        out.serving.decode(),
+        out.serving.throughput(),
+    ]
+    .iter()
+    .any(|c| c.0 > 0);
+    counted || out.records.iter().any(|r| r.line == 1)
+}
+
+fn entry_matches(voc: &Vocabulary, e: &Entry, text: &str) -> bool {
+    match e.kind {
+        EntryKind::Signal => voc.signal_matches_one(e.index, text),
+        EntryKind::Milestone => voc.milestone_matches_one(e.index, text),
+        EntryKind::Frame => voc.frame_matches_one(e.index, text),
+        EntryKind::Prose => voc.prose_matches_one(e.index, text),
+        EntryKind::Shape => voc.shape_matches_one(e.index, text),
+        EntryKind::Banner => voc.banner_matches_one(e.index, text),
+    }
+}
+
+/// Every `fires` example of an entry matches it (and, for signals and milestones, the
+/// scanner keeps its line; for frame words, the entry wins the precedence).
+fn check_vocab_fires(voc: &Vocabulary, e: &Entry) -> Result<(), Failed> {
+    let mut bad = Vec::new();
+    for ex in &e.fires {
+        if !entry_matches(voc, e, ex) {
+            bad.push(format!("does not match {ex:?}"));
+            continue;
+        }
+        match e.kind {
+            EntryKind::Signal | EntryKind::Milestone | EntryKind::Banner
+                if !scanner_keeps(voc, ex) =>
+            {
+                bad.push(format!(
+                    "the scanner does not keep {ex:?}: no literal of it is a scanner word"
+                ));
+            }
+            EntryKind::Milestone => {
+                let first = voc.milestone(ex).map(|m| m.id);
+                if first != Some(voc.milestones[e.index].id) {
+                    bad.push(format!("{ex:?} is taken by milestone {first:?} first"));
+                }
+            }
+            EntryKind::Frame => {
+                let want = e.id.split('#').next().unwrap_or_default();
+                let got = voc.phase_of_function(ex, "").map(|p| p.as_str());
+                if got != Some(want) {
+                    bad.push(format!("{ex:?} names {got:?} first, not {want}"));
+                }
+            }
+            _ => {}
+        }
+    }
+    if bad.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{} ({}): {}", e.id, e.file.display(), bad.join("; ")).into())
+    }
+}
+
+fn check_vocab_quiet(voc: &Vocabulary, e: &Entry) -> Result<(), Failed> {
+    let bad: Vec<&String> = e
+        .quiet
+        .iter()
+        .filter(|q| entry_matches(voc, e, q))
+        .collect();
+    if bad.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} ({}) matches its quiet examples {bad:?}",
+            e.id,
+            e.file.display()
+        )
+        .into())
+    }
+}
+
+/// The vocabulary lint: every entry has examples both ways, ids are unique, and every
+/// signal branch that gives the scanner no prefix literal has a `fires` example of its own
+/// that the scanner keeps.
+fn vocab_lint(voc: &Vocabulary) -> Result<(), Failed> {
+    let mut problems = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for e in &voc.entries {
+        if e.fires.is_empty() {
+            problems.push(format!(
+                "{}: {:?} `{}` has no `fires` examples",
+                e.file.display(),
+                e.kind,
+                e.id
+            ));
+        }
+        if e.quiet.is_empty() {
+            problems.push(format!(
+                "{}: {:?} `{}` has no `quiet` examples",
+                e.file.display(),
+                e.kind,
+                e.id
+            ));
+        }
+        if matches!(
+            e.kind,
+            EntryKind::Signal | EntryKind::Milestone | EntryKind::Shape | EntryKind::Banner
+        ) && !seen.insert((format!("{:?}", e.kind), e.id.clone()))
+        {
+            problems.push(format!("{}: duplicate id `{}`", e.file.display(), e.id));
+        }
+    }
+    for e in voc.entries.iter().filter(|e| e.kind == EntryKind::Signal) {
+        for branch in voc.signal_patterns(e.index) {
+            let Ok(hir) = regex_syntax::parse(branch) else {
+                problems.push(format!(
+                    "{}: `{}` branch does not parse: {branch}",
+                    e.file.display(),
+                    e.id
+                ));
+                continue;
+            };
+            let has_literal = rosetta_log::vocab::prefix_literals(&hir)
+                .is_some_and(|l| l.iter().all(|w| w.len() >= 4));
+            if has_literal {
+                continue;
+            }
+            let Ok(re) = regex::Regex::new(branch) else {
+                continue;
+            };
+            let covered = e
+                .fires
+                .iter()
+                .any(|ex| re.is_match(ex) && scanner_keeps(voc, ex));
+            if !covered {
+                problems.push(format!(
+                    "{}: signal `{}` branch {branch:?} has no prefix literal for the scanner and no `fires` example of its own that the scanner keeps",
+                    e.file.display(),
+                    e.id
+                ));
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n").into())
+    }
+}
+
+fn vocab_trials() -> Vec<Trial> {
+    let voc = match Vocabulary::from_files(vocab_files()) {
+        Ok(v) => std::sync::Arc::new(v),
+        Err(e) => {
+            let msg = e.to_string();
+            return vec![Trial::test("vocab_lint", move || Err(msg.clone().into()))];
+        }
+    };
+    let mut trials = Vec::new();
+    {
+        let voc = voc.clone();
+        trials.push(Trial::test("vocab_lint", move || vocab_lint(&voc)));
+    }
+    for (i, e) in voc.entries.iter().enumerate() {
+        let kind = format!("{:?}", e.kind).to_lowercase();
+        let name = format!("vocab::{kind}::{}", e.id);
+        let v = voc.clone();
+        trials.push(Trial::test(format!("{name}::fires"), move || {
+            check_vocab_fires(&v, &v.entries[i])
+        }));
+        let v = voc.clone();
+        trials.push(Trial::test(format!("{name}::quiet"), move || {
+            check_vocab_quiet(&v, &v.entries[i])
+        }));
+    }
+    trials
+}
+
 fn main() {
     let args = Arguments::from_args();
     let files = rule_files();
@@ -194,6 +414,7 @@ fn main() {
         let files = files.clone();
         Trial::test("kb_lint", move || lint(&files))
     }];
+    trials.extend(vocab_trials());
     for f in &files {
         let Ok(text) = std::fs::read_to_string(f) else {
             continue;

@@ -5,6 +5,7 @@ fn main() {
     for arg in std::env::args().skip(1) {
         match rosetta_log::read_logs(
             &[arg.clone().into()],
+            rosetta_log::Vocabulary::embedded(),
             &[],
             &[
                 "H200",

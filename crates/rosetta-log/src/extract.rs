@@ -579,7 +579,8 @@ mod tests {
     use crate::scan::Scanner;
 
     fn ex(log: &str) -> Extracted {
-        let out = Scanner::new(&[]).scan_reader(0, &mut log.as_bytes());
+        let out =
+            Scanner::new(crate::Vocabulary::embedded(), &[]).scan_reader(0, &mut log.as_bytes());
         extract(&out.records, &["RTX PRO 6000", "H200", "RTX 2080"])
     }
 

@@ -8,14 +8,12 @@
 use crate::extract::{self, Extracted};
 use crate::prefix::Level;
 use crate::scan::{Record, ScanOutput, ServingStats, TemplateStat};
-use crate::signals::{phase_of_function, Milestones, Role, Signals};
 use crate::traceback::{self, Exception, Frame, Traceback};
-use regex::Regex;
+use crate::vocab::{Role, ShapeId, Vocabulary};
 use rosetta_schema::{FailureClass, Phase};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::OnceLock;
 
 /// One input file as read.
 #[derive(Debug, Clone, Serialize)]
@@ -218,7 +216,11 @@ pub struct LogFacts {
 
 impl LogFacts {
     /// Builds facts from scanned inputs; `gpu_names` lets the extractor find GPU names.
-    pub fn build(scans: Vec<(PathBuf, ScanOutput)>, gpu_names: &[&str]) -> LogFacts {
+    pub fn build(
+        scans: Vec<(PathBuf, ScanOutput)>,
+        voc: &Vocabulary,
+        gpu_names: &[&str],
+    ) -> LogFacts {
         let mut f = LogFacts::default();
         let mut templates: Vec<(usize, HashMap<u64, TemplateStat>)> = Vec::new();
         for (i, (name, out)) in scans.into_iter().enumerate() {
@@ -237,11 +239,11 @@ impl LogFacts {
             templates.push((i, out.templates));
         }
         f.extracted = extract::extract(&f.records, gpu_names);
-        f.milestones = milestones(&f.records, &f.serving);
+        f.milestones = milestones(voc, &f.records, &f.serving);
         let tbs = traceback::collect(&f.records);
-        f.incidents = incidents(&f.records, &tbs);
-        f.warnings = warnings(&templates, &mut f.warning_total);
-        let (failure, other_runs) = choose_failure(&f);
+        f.incidents = incidents(voc, &f.records, &tbs);
+        f.warnings = warnings(voc, &templates, &mut f.warning_total);
+        let (failure, other_runs) = choose_failure(voc, &f);
         f.failure = failure;
         f.other_runs = other_runs;
         f
@@ -255,22 +257,21 @@ impl LogFacts {
     }
 }
 
-fn milestones(records: &[Record], serving: &[ServingStats]) -> Vec<Milestone> {
-    let shapes = Milestones::get();
+fn milestones(voc: &Vocabulary, records: &[Record], serving: &[ServingStats]) -> Vec<Milestone> {
     let mut out: Vec<Milestone> = Vec::new();
     for rec in records {
         let msg = rec.message();
         // A line that names a failure is not a milestone, whatever words it holds.
         if rec.errorish
             && rec.prefix.level.is_none_or(|l| l >= Level::Warning)
-            && names_failure(msg)
+            && names_failure(voc, msg)
         {
             continue;
         }
         if msg.starts_with(' ') || msg.len() > 4000 {
             continue;
         }
-        if let Some(shape) = shapes.classify(msg) {
+        if let Some(shape) = voc.milestone(msg) {
             out.push(Milestone {
                 phase: shape.phase,
                 done: shape.done,
@@ -308,77 +309,25 @@ fn milestones(records: &[Record], serving: &[ServingStats]) -> Vec<Milestone> {
     out
 }
 
-/// Phrases people use for phases, in the prose around a pasted log.
-fn prose_phases() -> &'static [(Regex, Phase)] {
-    static R: OnceLock<Vec<(Regex, Phase)>> = OnceLock::new();
-    R.get_or_init(|| {
-        [
-            (r"(?i)\b(?:first|1st) (?:inference |chat |generation |completion )?(?:request|prompt|query)\b|\bas soon as (?:it|the server) (?:receives|gets) (?:a|the|its first) (?:request|prompt)|\bprefill (?:requests?|phase|step|stage)\b|\b(?:during|in) (?:the )?prefill\b", Phase::Prefill),
-            (r"(?i)\b(?:during|while|when) (?:capturing|the capture of|cuda ?graph capture|capture)\b|\bduring (?:cuda ?)?graph (?:capture|capturing)\b|\bcaptur\w* (?:cuda ?graphs? )?(?:bs|batch size)\s*=?\s*\d+|Registering \d+ cuda graph addresses", Phase::GraphCapture),
-            (r"(?i)\b(?:during|while|in) (?:the )?warm-?up\b", Phase::Warmup),
-            (r"(?i)\b(?:during|while|when) (?:model |weight )?loading\b|\b(?:during|while|when|at) (?:the )?(?:model|weights?|checkpoint) load\b|\b(?:while|when) loading (?:the )?(?:model|weights|checkpoint)\b|\bat (?:model )?load time\b", Phase::WeightLoad),
-            (r"(?i)\b(?:during|while|in) (?:the )?(?:profil(?:e|ing) run|memory profiling|kv cache (?:allocation|init\w*))\b", Phase::MemoryPlan),
-            (r"(?i)\b(?:during|while|in) (?:decoding|generation|the decode (?:phase|step))\b|\bmid-generation\b|\bafter (?:a few|some|several|many|\d+) (?:requests|minutes|hours|tokens)\b", Phase::Decode),
-            (r"(?i)\b(?:at|on|during) (?:server )?start-?up\b|\b(?:fails|failed) to start\b|\bbefore (?:the server|it) (?:is|becomes) (?:ready|healthy)\b", Phase::Startup),
-        ]
-        .iter()
-        .map(|(p, ph)| (Regex::new(p).expect("prose phase compiles"), *ph))
-        .collect()
-    })
-}
-
 /// The first phase a pasted report names in words.
-fn prose_phase(f: &LogFacts, source: usize) -> Option<(Phase, u64)> {
+fn prose_phase(voc: &Vocabulary, f: &LogFacts, source: usize) -> Option<(Phase, u64)> {
     f.records
         .iter()
         .filter(|r| r.source == source)
-        .find_map(|r| {
-            let m = r.message();
-            prose_phases()
-                .iter()
-                .find(|(re, _)| re.is_match(m))
-                .map(|(_, p)| (*p, r.line))
-        })
-}
-
-/// `NCCL WARN` notices that do not stop NCCL: a missing optional library or plugin
-/// (it falls back to sockets), an environment override it reports.
-fn benign_nccl_warn() -> &'static Regex {
-    static R: OnceLock<Regex> = OnceLock::new();
-    R.get_or_init(|| Regex::new(r"(?i)Failed to open libibverbs|libnccl-net|No plugin found|Could not find real path|NET/Plugin|using internal implementation|set by environment to|Unable to load|is deprecated").unwrap())
-}
-
-/// Import failures a framework reports and then carries on from on purpose.
-fn ignored_import() -> &'static Regex {
-    static R: OnceLock<Regex> = OnceLock::new();
-    R.get_or_init(|| Regex::new(r"(?i)\bignor(?:e|ed|ing)\b|\bskipp?(?:ed|ing)\b|\boptional\b|\bnot available, falling back\b").unwrap())
-}
-
-/// A Python warning printed by `warnings.warn` (`file.py:12: UserWarning: ...`).
-fn python_warning() -> &'static Regex {
-    static R: OnceLock<Regex> = OnceLock::new();
-    R.get_or_init(|| Regex::new(r"^\S*:\d+: \w*Warning: |^\s*warnings\.warn\(").unwrap())
+        .find_map(|r| voc.prose_phase(r.message()).map(|p| (p, r.line)))
 }
 
 /// The line names a failure: a signal that can class an incident, or an exception line.
-fn names_failure(msg: &str) -> bool {
-    let sig = Signals::get();
-    sig.matches(msg)
+fn names_failure(voc: &Vocabulary, msg: &str) -> bool {
+    voc.signal_matches(msg)
         .into_iter()
-        .any(|s| sig.list[s].strength >= 5)
+        .any(|s| voc.signals[s].strength >= 5)
         || traceback::parse_exception_line(msg.trim()).is_some()
 }
 
-fn config_words() -> &'static Regex {
-    static R: OnceLock<Regex> = OnceLock::new();
-    R.get_or_init(|| {
-        Regex::new(r"(?i)rope_scaling|rope_parameters|rope_theta|rope_type|rope_config|rope_utils|model_type|max_position_embeddings|hf_config|hf_text_config|config\.json|configuration_\w+\.py|PretrainedConfig|AutoConfig|does not recognize this architecture|quantization_config").unwrap()
-    })
-}
-
 /// Incidents from tracebacks and from error lines outside them.
-fn incidents(records: &[Record], tbs: &[Traceback]) -> Vec<Incident> {
-    let sig = Signals::get();
+fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback]) -> Vec<Incident> {
+    let sig = voc;
     let mut out = Vec::new();
     // Time estimate per record: the last timestamp seen in the same source.
     let mut last_time: HashMap<usize, (f64, String)> = HashMap::new();
@@ -486,8 +435,8 @@ fn incidents(records: &[Record], tbs: &[Traceback]) -> Vec<Incident> {
                         .next()
                         .is_some_and(|n| n.contains("config"))
                 });
-                if config_words().is_match(&frame_text)
-                    || config_words().is_match(&inc.message)
+                if voc.shape(ShapeId::ConfigWords).is_match(&frame_text)
+                    || voc.shape(ShapeId::ConfigWords).is_match(&inc.message)
                     || innermost_config
                 {
                     inc.class = FailureClass::ConfigError;
@@ -509,7 +458,7 @@ fn incidents(records: &[Record], tbs: &[Traceback]) -> Vec<Incident> {
                     )
                 })
                 .collect();
-            inc.class = if config_words().is_match(&frame_text) {
+            inc.class = if voc.shape(ShapeId::ConfigWords).is_match(&frame_text) {
                 FailureClass::ConfigError
             } else {
                 FailureClass::PythonError
@@ -544,15 +493,29 @@ fn incidents(records: &[Record], tbs: &[Traceback]) -> Vec<Incident> {
         // not at any line that merely holds an error word (a file named assert.py).
         // An error the program says it ignores ("Ignore import error when loading ...",
         // "Exception ignored in ...") is not a failure.
-        let starts = r.errorish
-            && !ignored_import().is_match(r.message())
-            && !in_tb(r.source, r.line)
-            && r.prefix.level.is_none_or(|l| l > Level::Info)
-            && (sig
-                .matches(r.message())
+        // A strong signal (an illegal address, an OOM) is a failure whatever level the
+        // logger printed it at; weaker ones count from WARNING up. A line at error level
+        // (or opening with an error banner) that no signal names is a generic failure,
+        // used when nothing more specific failed.
+        let candidate = r.errorish
+            && !voc.shape(ShapeId::IgnoredImport).is_match(r.message())
+            && !in_tb(r.source, r.line);
+        let strengths: Vec<u8> = if candidate {
+            sig.signal_matches(r.message())
                 .into_iter()
-                .any(|s| sig.list[s].strength >= 5)
-                || traceback::parse_exception_line(r.message().trim()).is_some());
+                .map(|s| sig.signals[s].strength)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let above_info = r.prefix.level.is_none_or(|l| l > Level::Info);
+        let named = strengths.iter().any(|&st| st >= 80)
+            || (above_info
+                && (strengths.iter().any(|&st| st >= 5)
+                    || traceback::parse_exception_line(r.message().trim()).is_some()
+                    || traceback::find_exception_in_prose(r.message()).is_some()));
+        let generic = candidate && !named && is_error_line(voc, r);
+        let starts = candidate && (named || generic);
         if !starts {
             i += 1;
             continue;
@@ -604,12 +567,12 @@ fn incidents(records: &[Record], tbs: &[Traceback]) -> Vec<Incident> {
         // to ... failed`); only its known-harmless notices count as warnings.
         let nccl_warn = r.text.contains(" NCCL WARN ");
         let is_warning = (r.prefix.level == Some(Level::Warning)
-            && (!nccl_warn || benign_nccl_warn().is_match(r.message())))
-            || python_warning().is_match(r.message());
+            && (!nccl_warn || voc.shape(ShapeId::BenignNcclWarn).is_match(r.message())))
+            || voc.shape(ShapeId::PythonWarning).is_match(r.message());
         let weak_warning = is_warning && inc.strength < 85;
         let kept_as_weak = weak_warning
             && inc.class == FailureClass::ImportError
-            && !ignored_import().is_match(&inc.message);
+            && !voc.shape(ShapeId::IgnoredImport).is_match(&inc.message);
         if kept_as_weak && inc.role == Role::Root {
             inc.role = Role::Weak;
         }
@@ -632,10 +595,10 @@ fn incidents(records: &[Record], tbs: &[Traceback]) -> Vec<Incident> {
                 inc.time_text = Some(tt);
             }
             out.push(inc);
-        } else if let Some((t, m)) = texts
-            .iter()
-            .find_map(|x| traceback::parse_exception_line(x.trim()))
-        {
+        } else if let Some((t, m)) = texts.iter().find_map(|x| {
+            traceback::parse_exception_line(x.trim())
+                .or_else(|| traceback::find_exception_in_prose(x))
+        }) {
             // An exception line on its own, with no signal: a python error.
             let mut inc = classify(sig, &texts, r.source, r.line, r.line);
             inc.class = FailureClass::PythonError;
@@ -644,6 +607,22 @@ fn incidents(records: &[Record], tbs: &[Traceback]) -> Vec<Incident> {
             inc.message = format!("{t}: {m}");
             inc.end_line = last_line;
             inc.rank = r.prefix.effective_rank();
+            out.push(inc);
+        } else if generic && !is_warning {
+            // An error line no signal names: a failure of last resort, so that a log
+            // holding one never reads as clean.
+            let mut inc = classify(sig, &texts, r.source, r.line, r.line);
+            inc.class = FailureClass::PythonError;
+            inc.strength = GENERIC_STRENGTH;
+            inc.role = Role::Root;
+            inc.signals.push("error-line");
+            inc.message = r.message().trim().chars().take(600).collect();
+            inc.end_line = last_line;
+            inc.rank = r.prefix.effective_rank();
+            if let Some((t, tt)) = time_at(r.source, r.line) {
+                inc.time = Some(t);
+                inc.time_text = Some(tt);
+            }
             out.push(inc);
         }
         i = j;
@@ -681,8 +660,26 @@ fn incidents(records: &[Record], tbs: &[Traceback]) -> Vec<Incident> {
     out
 }
 
+/// The strength of an error line that no signal names: below every signal and below a
+/// bare exception line (10), so that anything more specific wins.
+const GENERIC_STRENGTH: u8 = 6;
+
+/// A line at error level, or one that opens with an error banner (`ERROR:`, `error:`,
+/// `FATAL`, `fatal error`, `[E]`, ...; the `error-line` shape).
+fn is_error_line(voc: &Vocabulary, r: &Record) -> bool {
+    matches!(r.prefix.level, Some(Level::Error | Level::Critical))
+        || voc.shape(ShapeId::ErrorLine).is_match(r.message())
+        || voc.is_banner(&r.text)
+}
+
 /// Classifies a group of texts by its strongest signal.
-fn classify(sig: &Signals, texts: &[String], source: usize, line: u64, key_line: u64) -> Incident {
+fn classify(
+    sig: &Vocabulary,
+    texts: &[String],
+    source: usize,
+    line: u64,
+    key_line: u64,
+) -> Incident {
     let mut inc = Incident {
         source,
         line,
@@ -709,8 +706,8 @@ fn classify(sig: &Signals, texts: &[String], source: usize, line: u64, key_line:
         if t.contains("asynchronously reported") {
             inc.asynchronous = true;
         }
-        for s in sig.matches(t) {
-            let sg = &sig.list[s];
+        for s in sig.signal_matches(t) {
+            let sg = &sig.signals[s];
             if !inc.signals.contains(&sg.id) {
                 inc.signals.push(sg.id);
             }
@@ -736,13 +733,13 @@ fn classify(sig: &Signals, texts: &[String], source: usize, line: u64, key_line:
     }
     inc.phase_hint = phase.map(|(_, p)| p);
     let chosen = match (best_root, best_cascade) {
-        (Some(r), _) if r.0 >= 5 => Some((r, sig.list[r.1].role)),
+        (Some(r), _) if r.0 >= 5 => Some((r, sig.signals[r.1].role)),
         (_, Some(c)) => Some((c, Role::Cascade)),
-        (Some(r), None) => Some((r, sig.list[r.1].role)),
+        (Some(r), None) => Some((r, sig.signals[r.1].role)),
         (None, None) => None,
     };
     if let Some(((strength, s, ti), role)) = chosen {
-        inc.class = sig.list[s].class;
+        inc.class = sig.signals[s].class;
         inc.strength = strength;
         inc.role = role;
         inc.message = texts[ti].trim().chars().take(600).collect();
@@ -756,15 +753,8 @@ fn classify(sig: &Signals, texts: &[String], source: usize, line: u64, key_line:
     inc
 }
 
-/// Words that make an unlevelled line (sglang's default format has no level) a warning.
-fn warning_words() -> &'static Regex {
-    static R: OnceLock<Regex> = OnceLock::new();
-    R.get_or_init(|| {
-        Regex::new(r"(?i)\bwarn(?:ing)?\b|\bdeprecat\w*|might cause|may cause|will be removed|falling back|fall back to|is not supported, using").unwrap()
-    })
-}
-
 fn warnings(
+    voc: &Vocabulary,
     templates: &[(usize, HashMap<u64, TemplateStat>)],
     total: &mut u64,
 ) -> Vec<WarningLine> {
@@ -779,7 +769,7 @@ fn warnings(
                 || ex.contains("FutureWarning")
                 || ex.contains("DeprecationWarning")
                 || ex.contains("friendly reminder")
-                || (t.level.is_none() && warning_words().is_match(ex));
+                || (t.level.is_none() && voc.shape(ShapeId::WarningWords).is_match(ex));
             if !is_warning || ex.trim().is_empty() || ex.trim().chars().all(|c| c == '*') {
                 continue;
             }
@@ -801,11 +791,19 @@ fn warnings(
 
 /// Splits root incidents into runs (restarts) and picks the failure; also
 /// returns the line ranges of root incidents that belong to other runs.
-fn choose_failure(f: &LogFacts) -> (Option<Failure>, Vec<(usize, u64, u64)>) {
+fn choose_failure(voc: &Vocabulary, f: &LogFacts) -> (Option<Failure>, Vec<(usize, u64, u64)>) {
     let order = |i: &Incident| (i.time.unwrap_or(f64::NAN), i.source, i.line);
+    // Roots that a signal or an exception names; generic error lines only when none does.
+    let root =
+        |i: &usize, min: u8| f.incidents[*i].role == Role::Root && f.incidents[*i].strength >= min;
     let mut roots: Vec<usize> = (0..f.incidents.len())
-        .filter(|&i| f.incidents[i].role == Role::Root && f.incidents[i].strength >= 5)
+        .filter(|i| root(i, GENERIC_STRENGTH + 1))
         .collect();
+    if roots.is_empty() {
+        roots = (0..f.incidents.len())
+            .filter(|i| root(i, GENERIC_STRENGTH))
+            .collect();
+    }
     let all_timed = roots.iter().all(|&i| f.incidents[i].time.is_some());
     let multi_source = f.inputs.len() > 1;
     let sort_key = |i: &usize| {
@@ -904,7 +902,7 @@ fn choose_failure(f: &LogFacts) -> (Option<Failure>, Vec<(usize, u64, u64)>) {
         };
         match pick(Role::Weak).or_else(|| pick(Role::Cascade)) {
             Some(i) => (0, i, 1),
-            None => return (wrong_output(f), other_runs),
+            None => return (wrong_output(voc, f), other_runs),
         }
     };
     let inc = &f.incidents[chosen];
@@ -912,11 +910,11 @@ fn choose_failure(f: &LogFacts) -> (Option<Failure>, Vec<(usize, u64, u64)>) {
         .last()
         .map(|r| r.0.clone())
         .unwrap_or_else(|| vec![chosen]);
-    let (mut phase, mut phase_reason) = phase_of(f, inc);
+    let (mut phase, mut phase_reason) = phase_of(voc, f, inc);
     // A failed import logged as a warning, then a Python error: frameworks catch the
     // ImportError, degrade, and fail later ("X requires Y"); the import is the root.
     let import_warning = if inc.class == FailureClass::PythonError {
-        let sig = Signals::get();
+        let sig = voc;
         f.records
             .iter()
             .filter(|r| {
@@ -926,9 +924,9 @@ fn choose_failure(f: &LogFacts) -> (Option<Failure>, Vec<(usize, u64, u64)>) {
                     && r.prefix.level == Some(Level::Warning)
             })
             .find(|r| {
-                sig.matches(r.message())
+                sig.signal_matches(r.message())
                     .into_iter()
-                    .any(|s| sig.list[s].class == FailureClass::ImportError)
+                    .any(|s| sig.signals[s].class == FailureClass::ImportError)
             })
     } else {
         None
@@ -1037,14 +1035,8 @@ fn raised_while_importing(frames: &[crate::traceback::Frame]) -> Option<&str> {
 }
 
 /// The build error comes from a compiler run at run time (Triton, Inductor, a JIT-built extension).
-fn jit_build(f: &LogFacts, inc: &Incident) -> bool {
-    static R: OnceLock<Regex> = OnceLock::new();
-    let re = R.get_or_init(|| {
-        Regex::new(
-            r"(?i)triton|inductor|torch\.compile|\bjit\b|_jit_|\.ptx\b|cpp_extension|load_inline",
-        )
-        .unwrap()
-    });
+fn jit_build(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> bool {
+    let re = voc.shape(ShapeId::JitBuild);
     re.is_match(&inc.message)
         || f.records.iter().any(|r| {
             r.source == inc.source
@@ -1060,12 +1052,12 @@ fn short_path(p: &str) -> String {
 }
 
 /// The phase of an incident, and why.
-fn phase_of(f: &LogFacts, inc: &Incident) -> (Phase, String) {
+fn phase_of(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> (Phase, String) {
     if let Some(p) = inc.phase_hint {
         return (p, "the error message names it".into());
     }
     for fr in inc.frames.iter().rev() {
-        if let Some(p) = phase_of_function(&fr.function, &fr.file) {
+        if let Some(p) = voc.phase_of_function(&fr.function, &fr.file) {
             return (p, format!("frame {} names it", fr.function));
         }
     }
@@ -1081,15 +1073,15 @@ fn phase_of(f: &LogFacts, inc: &Incident) -> (Phase, String) {
     }
     // A build error right after an install command is an install.
     if inc.class == FailureClass::BuildError {
-        let sig = Signals::get();
+        let sig = voc;
         let install = f
             .records
             .iter()
             .filter(|r| r.source == inc.source && r.line <= inc.line && r.line + 30 >= inc.line)
             .any(|r| {
-                sig.matches(r.message())
+                sig.signal_matches(r.message())
                     .into_iter()
-                    .any(|s| sig.list[s].id == "wheel-build")
+                    .any(|s| sig.signals[s].id == "wheel-build")
             });
         if install {
             return (Phase::Install, "an install command precedes it".into());
@@ -1118,7 +1110,7 @@ fn phase_of(f: &LogFacts, inc: &Incident) -> (Phase, String) {
             );
         }
         for fr in other.frames.iter().rev() {
-            if let Some(p) = phase_of_function(&fr.function, &fr.file) {
+            if let Some(p) = voc.phase_of_function(&fr.function, &fr.file) {
                 return (
                     p,
                     format!(
@@ -1182,7 +1174,7 @@ fn phase_of(f: &LogFacts, inc: &Incident) -> (Phase, String) {
     // Serving-loop frames (`execute_model`, `event_loop_overlap`) say the server was
     // serving, which is weaker than a milestone (the warm-up request runs there too).
     for fr in inc.frames.iter().rev() {
-        if crate::signals::serving_function(&fr.function) {
+        if voc.serving_function(&fr.function) {
             return (
                 Phase::Decode,
                 format!("frame {} is the serving loop", fr.function),
@@ -1190,7 +1182,7 @@ fn phase_of(f: &LogFacts, inc: &Incident) -> (Phase, String) {
         }
     }
     // A pasted report often says in words when it broke ("on the first request").
-    if let Some((p, line)) = prose_phase(f, inc.source) {
+    if let Some((p, line)) = prose_phase(voc, f, inc.source) {
         return (p, format!("the report says so at line {line}"));
     }
     let by_class = match inc.class {
@@ -1199,7 +1191,7 @@ fn phase_of(f: &LogFacts, inc: &Incident) -> (Phase, String) {
         FailureClass::MissingWeights | FailureClass::ShapeMismatch => Some(Phase::WeightLoad),
         // With no server milestone before it, a compiler error is a build from source,
         // unless a just-in-time compiler (Triton, Inductor, a JIT extension) ran it.
-        FailureClass::BuildError if !jit_build(f, inc) => Some(Phase::Install),
+        FailureClass::BuildError if !jit_build(voc, f, inc) => Some(Phase::Install),
         _ => None,
     };
     match by_class {
@@ -1219,41 +1211,24 @@ fn successor(p: Phase) -> Phase {
     }
 }
 
-fn wrong_output_shapes() -> &'static Regex {
-    static R: OnceLock<Regex> = OnceLock::new();
-    R.get_or_init(|| {
-        Regex::new(r#"(?i)exceeded the model's predefined maximum length|probability tensor contains either `inf`, `nan`|\bnan\b (?:detected|values?|in (?:the )?(?:output|logits|hidden))|(?:outputs?|generations?|responses?|completions?|answers?) (?:is|are|was|were|looks?|became|become) (?:garbage|gibberish|garbled|nonsense|repetitive|repeating|all the same|empty)|\b(?:outputs?|generations?|generated text|responses?|completions?|answers?)\b.{0,80}\b(?:garbage|gibberish|garbled|nonsense|repetitive|repeating)\b|(?:repetitive|repeated|repeating|garbled) (?:characters|tokens|words|output|text|answers?)\b|\b(?:get|gets|got|getting|see|saw|receive|received) (?:only |just |pure )?(?:garbage|gibberish|nonsense|garbled (?:text|output))\b|重复输出|输出重复|乱码|repeat(?:s|ing|ed) (?:the same|itself)|\boutputs? (?:collapses?|collapsed|degrades?|degenerates?|breaks? down)\b|\bnan logits\b|\blogits? (?:are |become |became |look |looks )?(?:corrupted|all nan)|degenerate output|output is wrong|wrong output|endless repetition|token salad|(?i)accuracy\s*(?:drops?|dropped|falls?|fell|of|is|=|:)\s*(?:to\s*)?0\.0\d|(?:prints?|printing|generat\w*|produc\w*|outputs?|returns?|gives?|spits? out) (?:pure |only |infinite |endless )?(?:garbage|gibberish|nonsense|garbled)|(?:content|text|output|response)['"]?\s*[:=]\s*['"]?[^'"\n]{0,16}(?:!{12,}|#{12,}|\?{12,})|^\s*(?:!{30,}|\?{30,})\s*$|(?:<unk>\s*){8,}|(?:<pad>\s*){8,}|[\x{00A1}-\x{0143}]{12,}"#).unwrap()
-    })
-}
-
 /// No crash: look for signs the output was wrong, else a log that stops mid-way
 /// (a progress bar short of 100 %, NCCL still setting up), which is what a hang
 /// looks like in a log.
-fn wrong_output(f: &LogFacts) -> Option<Failure> {
-    wrong_output_lines(f).or_else(|| stopped_mid_way(f))
+fn wrong_output(voc: &Vocabulary, f: &LogFacts) -> Option<Failure> {
+    wrong_output_lines(voc, f).or_else(|| stopped_mid_way(voc, f))
 }
 
-fn progress_shapes() -> &'static Regex {
-    static R: OnceLock<Regex> = OnceLock::new();
-    R.get_or_init(|| Regex::new(r"(?:^|\D)(\d{1,2})%\|| NCCL (?:INFO|TRACE) |(?i)waiting for (?:\w+ ){0,3}(?:to (?:start|be ready|connect)|rank|workers?|peers?)").unwrap())
-}
-
-fn done_shapes() -> &'static Regex {
-    static R: OnceLock<Regex> = OnceLock::new();
-    R.get_or_init(|| Regex::new(r"(?i)\b(?:done|finished|completed?|ready|success(?:ful(?:ly)?)?|exit code 0|Init COMPLETE)\b").unwrap())
-}
-
-fn stopped_mid_way(f: &LogFacts) -> Option<Failure> {
+fn stopped_mid_way(voc: &Vocabulary, f: &LogFacts) -> Option<Failure> {
     // The last in-progress line among the final lines, with nothing finished after it.
     let (source, line, text) = f.last_lines.iter().rev().find_map(|(s, l, t)| {
-        let caps = progress_shapes().captures(t)?;
+        let caps = voc.shape(ShapeId::Progress).captures(t)?;
         let pct = caps
             .get(1)
             .map(|m| m.as_str().parse::<u32>().unwrap_or(100));
         pct.is_none_or(|p| p < 100).then(|| (*s, *l, t.clone()))
     })?;
     let finished_later = f.last_lines.iter().any(|(s, l, t)| {
-        *s == source && *l > line && (t.contains("100%") || done_shapes().is_match(t))
+        *s == source && *l > line && (t.contains("100%") || voc.shape(ShapeId::Done).is_match(t))
     });
     if finished_later {
         return None;
@@ -1291,14 +1266,8 @@ fn stopped_mid_way(f: &LogFacts) -> Option<Failure> {
 /// Generated text stuck on one word (`text=' is is is is is is is is'`): a
 /// model that repeats a single token is broken, not verbose. Only words (a
 /// letter in them) count, so tensors of zeros and token-id lists do not.
-fn repeated_word_output(msg: &str) -> bool {
-    static CTX: OnceLock<Regex> = OnceLock::new();
-    let ctx = CTX.get_or_init(|| {
-        Regex::new(
-            r"(?i)\b(?:text|outputs?|content|response|completion|generated|generation|answer)\b",
-        )
-        .unwrap()
-    });
+fn repeated_word_output(voc: &Vocabulary, msg: &str) -> bool {
+    let ctx = voc.shape(ShapeId::OutputContext);
     if msg.len() < 24 || !ctx.is_match(msg) {
         return false;
     }
@@ -1319,8 +1288,118 @@ fn repeated_word_output(msg: &str) -> bool {
     false
 }
 
-fn wrong_output_lines(f: &LogFacts) -> Option<Failure> {
-    let re = wrong_output_shapes();
+/// The script a letter belongs to, for the mixed-script test (kana counts with CJK, so that
+/// Japanese reads as one script).
+fn script(c: char) -> Option<u8> {
+    Some(match c as u32 {
+        0x41..=0x5A | 0x61..=0x7A | 0xC0..=0x24F => 0,
+        0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF => 1,
+        0xAC00..=0xD7AF | 0x1100..=0x11FF => 2,
+        0x400..=0x4FF => 3,
+        0x600..=0x6FF => 4,
+        0xE00..=0xE7F => 5,
+        0x900..=0x97F => 6,
+        0x370..=0x3FF => 7,
+        _ => return None,
+    })
+}
+
+/// The stretches of a line that read as generated text: quoted strings (an unterminated
+/// quote runs to the end of the line), and what follows an output word (`text=`,
+/// `"content":`, `Output:`).
+fn generated_segments<'a>(voc: &Vocabulary, msg: &'a str) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    if let Some(m) = voc.shape(ShapeId::OutputContext).find(msg) {
+        out.push(&msg[m.end()..]);
+    }
+    let bytes = msg.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let q = bytes[i];
+        if q == b'"' || q == b'\'' {
+            let start = i + 1;
+            let end = msg[start..]
+                .find(q as char)
+                .map_or(msg.len(), |e| start + e);
+            if end - start >= 24 {
+                out.push(&msg[start..end]);
+            }
+            i = end + 1;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Generated text that has degenerated: one word making up a third of a long stretch
+/// (`prostitu prostitu 言えば prostitu ...`), a CJK character repeated four times in a row
+/// (`爽爽爽爽`), or three scripts mixed in one stretch of text. Only stretches that read as
+/// generated text count (see `generated_segments`), so tables and tensors do not.
+fn degenerate_text(voc: &Vocabulary, msg: &str) -> bool {
+    if msg.len() < 24 {
+        return false;
+    }
+    for seg in generated_segments(voc, msg) {
+        let mut words: Vec<String> = Vec::new();
+        let mut cur = String::new();
+        let mut scripts = [false; 8];
+        let mut cjk_run = (None::<char>, 0usize);
+        for c in seg.chars() {
+            if let Some(sc) = script(c) {
+                scripts[sc as usize] = true;
+            }
+            if script(c) == Some(1) {
+                if !cur.is_empty() {
+                    words.push(std::mem::take(&mut cur).to_lowercase());
+                }
+                words.push(c.to_string());
+                cjk_run = if cjk_run.0 == Some(c) {
+                    (Some(c), cjk_run.1 + 1)
+                } else {
+                    (Some(c), 1)
+                };
+                if cjk_run.1 >= 4 {
+                    return true;
+                }
+            } else if c.is_alphabetic() {
+                cur.push(c);
+                cjk_run = (None, 0);
+            } else {
+                if !cur.is_empty() {
+                    words.push(std::mem::take(&mut cur).to_lowercase());
+                }
+                cjk_run = (None, 0);
+            }
+        }
+        if !cur.is_empty() {
+            words.push(cur.to_lowercase());
+        }
+        if scripts.iter().filter(|&&x| x).count() >= 3 && words.len() >= 8 {
+            return true;
+        }
+        let words: Vec<&String> = words
+            .iter()
+            .filter(|w| w.chars().count() >= 2 || w.chars().any(|c| script(c) == Some(1)))
+            .filter(|w| !matches!(w.as_str(), "none" | "null" | "true" | "false" | "undefined"))
+            .collect();
+        if words.len() < 10 {
+            continue;
+        }
+        let mut counts: HashMap<&str, usize> = HashMap::new();
+        for w in &words {
+            *counts.entry(w.as_str()).or_default() += 1;
+        }
+        let top = counts.values().copied().max().unwrap_or(0);
+        if top >= 6 && top * 10 >= words.len() * 3 {
+            return true;
+        }
+    }
+    false
+}
+
+fn wrong_output_lines(voc: &Vocabulary, f: &LogFacts) -> Option<Failure> {
+    let re = voc.shape(ShapeId::WrongOutput);
     // A run of Latin-1 letters is byte-level BPE leaking into text only with its
     // remapped control bytes (`Ċ` newline, `Ġ` space, U+0100-U+0143) among them.
     let bpe_leak = |m: &str| {
@@ -1336,7 +1415,8 @@ fn wrong_output_lines(f: &LogFacts) -> Option<Failure> {
                 .chars()
                 .all(|c| ('\u{00A1}'..='\u{0143}').contains(&c))
                 || bpe_leak(x.as_str())
-        }) || repeated_word_output(m)
+        }) || repeated_word_output(voc, m)
+            || degenerate_text(voc, m)
     })?;
     let mut fl = Failure::without_incident(
         FailureClass::WrongOutput,
@@ -1351,4 +1431,68 @@ fn wrong_output_lines(f: &LogFacts) -> Option<Failure> {
     fl.ranks = fl.rank.into_iter().collect();
     fl.time = rec.prefix.time_text.clone();
     Some(fl)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn voc() -> &'static Vocabulary {
+        Vocabulary::embedded()
+    }
+
+    #[test]
+    fn degenerate_generated_text_is_wrong_output() {
+        let v = voc();
+        assert!(degenerate_text(
+            v,
+            r#""content": "周恩 prostitu prostitu言えば_readablemue prostitu prostitu prostitu prostitu prostituouflageuhe prostitu言えば""#
+        ));
+        assert!(degenerate_text(
+            v,
+            "sglang server: 'Expossible! description! description!爽 ipairs soc!!爽爽爽爽'"
+        ));
+        assert!(degenerate_text(
+            v,
+            "Output: 'hello мир 世界 again hello мир 世界 again and more words'"
+        ));
+    }
+
+    #[test]
+    fn ordinary_text_is_not_degenerate() {
+        let v = voc();
+        assert!(!degenerate_text(
+            v,
+            r#""content": "The capital of France is Paris. It is known for the Eiffel Tower and the Louvre.""#
+        ));
+        assert!(!degenerate_text(
+            v,
+            "[None, None, None, None, None, None, None, None, None, None, None, None]"
+        ));
+        assert!(!degenerate_text(
+            v,
+            r#"text="日本語のテキストです。これは普通の文章で、English words も少し入っています。""#
+        ));
+    }
+
+    #[test]
+    fn generic_error_lines_are_error_banners() {
+        let v = voc();
+        let rec = |text: &str| {
+            let out = crate::scan::Scanner::new(v, &[]).scan_reader(0, &mut text.as_bytes());
+            out.records.into_iter().next().expect("kept")
+        };
+        assert!(is_error_line(
+            v,
+            &rec("error: failed to run custom build command for `x`")
+        ));
+        assert!(is_error_line(
+            v,
+            &rec("[TM][ERROR] CUDA runtime error: out of memory")
+        ));
+        assert!(!is_error_line(
+            v,
+            &rec("INFO 12-01 10:00:00 llm_engine.py:1] error handling is on")
+        ));
+    }
 }

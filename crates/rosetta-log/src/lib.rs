@@ -9,25 +9,28 @@ pub mod extract;
 pub mod facts;
 pub mod prefix;
 pub mod scan;
-pub mod signals;
 pub mod source;
 pub mod traceback;
+pub mod vocab;
 
 pub use error::LogError;
 pub use facts::{Failure, Incident, LogFacts, Milestone, WarningLine};
 pub use scan::Scanner;
+pub use vocab::Vocabulary;
 
 use std::path::{Path, PathBuf};
 
 /// Reads and scans every input (stdin when `paths` is empty), then builds the facts.
+/// `voc` is the vocabulary (`Vocabulary::embedded()` for the built-in one);
 /// `extra_literals` (from the knowledge base) make more lines worth keeping;
 /// `gpu_names` lets the extractor recognise GPUs.
 pub fn read_logs(
     paths: &[PathBuf],
+    voc: &Vocabulary,
     extra_literals: &[String],
     gpu_names: &[&str],
 ) -> Result<LogFacts, LogError> {
-    let scanner = Scanner::new(extra_literals);
+    let scanner = Scanner::new(voc, extra_literals);
     let stdin = [PathBuf::from("-")];
     let paths: &[PathBuf] = if paths.is_empty() { &stdin } else { paths };
     let mut scans = Vec::with_capacity(paths.len());
@@ -36,5 +39,5 @@ pub fn read_logs(
         let out = scanner.scan_reader(i, &mut src.reader);
         scans.push((p.clone(), out));
     }
-    Ok(LogFacts::build(scans, gpu_names))
+    Ok(LogFacts::build(scans, voc, gpu_names))
 }

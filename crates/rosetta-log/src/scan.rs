@@ -11,6 +11,7 @@
 //! (`events` does).
 
 use crate::prefix::{self, Prefix};
+use crate::vocab::Vocabulary;
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use std::collections::HashMap;
 use std::io::Read;
@@ -28,226 +29,6 @@ const RETAIN_BUDGET: usize = 96 << 20;
 const MAX_TEMPLATES: usize = 200_000;
 /// Longest run of continuation lines kept after one retained line.
 const MAX_CONTINUATION: usize = 400;
-
-/// Literal words that make a line worth a look, in three groups.
-const SERVING: &[&str] = &["Decode batch", "Prefill batch", "Avg prompt throughput"];
-/// Words that mark errors (a line with one also keeps its next line as context).
-const ERROR_WORDS: &[&str] = &[
-    "rror",
-    "RROR",
-    "xception",
-    "raceback",
-    "ssert",
-    "ASSERT",
-    "FAIL",
-    "Fail",
-    "fail",
-    "Killed",
-    "killed",
-    "Segmentation",
-    "Abort",
-    "abort",
-    "terminate",
-    "dumped",
-    "out of memory",
-    "Out of memory",
-    "OOM",
-    "upported",
-    "SIG",
-    "timed out",
-    "imeout",
-    "atchdog",
-    "llegal",
-    "nvalid",
-    "annot",
-    "ould not",
-    "nable to",
-    "No such",
-    "not found",
-    "GGML",
-    "atal",
-    "FATAL",
-    "panic",
-    "Xid",
-    "Interrupt",
-    "exitcode",
-    "exit code",
-    "Bus error",
-    "xceeded",
-    "exceeds",
-    "out of range",
-    "out of bounds",
-    "mismatch",
-    "must match",
-    "Missing",
-    "missing",
-    "Unexpected",
-    "nexpected",
-    "refused",
-    "denied",
-    "NaN",
-    "nan,",
-    "garbage",
-    " hang",
-    " Hang",
-    "stuck",
-];
-/// Words that mark milestones, versions, hardware and launch settings.
-const CONTEXT_WORDS: &[&str] = &[
-    "WARN",
-    "Warn",
-    "warn",
-    "NCCL",
-    "nccl",
-    "CUDA",
-    "cuda",
-    "HIP",
-    "File \"",
-    "\", line ",
-    "server_args",
-    "ServerArgs",
-    "non-default args",
-    "Namespace(",
-    "with config:",
-    "oad weight",
-    "oading weight",
-    "oading model",
-    "oading safetensors",
-    "checkpoint shards",
-    "eights",
-    "KV Cache",
-    "KV cache",
-    "kv cache",
-    "kv_cache",
-    "Capture",
-    "capture",
-    "Capturing",
-    "capturing",
-    "graph",
-    "fired up",
-    "startup complete",
-    "Uvicorn running",
-    "Starting",
-    "Init torch",
-    "Memory pool",
-    "max_total_num_tokens",
-    "emory",
-    "armup",
-    "arm up",
-    "arming up",
-    "refill",
-    "ecode",
-    "enerat",
-    "ersion",
-    "transformers",
-    "Transformers",
-    "torch",
-    "model_type",
-    "model type",
-    "GPU",
-    "gpu",
-    "device",
-    "NVIDIA",
-    "GeForce",
-    "RTX",
-    "Instinct",
-    "gfx",
-    "compute capability",
-    "sm_",
-    "vLLM",
-    "vllm",
-    "sglang",
-    "SGLang",
-    "TensorRT",
-    "TRT",
-    "llama",
-    "ggml",
-    "ollama",
-    "max_position",
-    "n_positions",
-    "max_positions",
-    "position",
-    "max_seq_len",
-    "max_model_len",
-    "context",
-    "rope",
-    "RoPE",
-    "Rope",
-    "--",
-    "$ ",
-    ">>> ",
-    "python",
-    "torchrun",
-    "launch",
-    "serve",
-    "rank",
-    "Rank",
-    "Process",
-    "process group",
-    "world_size",
-    "tp_size",
-    "tensor_parallel",
-    "request",
-    "Request",
-    "token",
-    "shm",
-    "dtype",
-    "quantiz",
-    "attention",
-    "backend",
-    "kernel",
-    "triton",
-    "Triton",
-    "flashinfer",
-    "FlashInfer",
-    "deep_gemm",
-    "DeepGEMM",
-    "cutlass",
-    "driver",
-    "Driver",
-    "ready",
-    "health",
-    "Loaded",
-    "loaded",
-    "Started",
-    "shutting down",
-    "Shutting down",
-    "exit",
-    "Exit",
-    "comput",
-    "prompt",
-    "chunk",
-    "eval",
-    "step",
-    "messages",
-    "\u{10a}",
-    "\u{120}",
-    "!!!!!!!!!!",
-    "wrong output",
-    "first request",
-    "first inference",
-    "during",
-    "while load",
-    "when load",
-    "start-up",
-    "startup",
-    "fails to start",
-    "ccuracy",
-    "Wrong output",
-    "gibberish",
-    "nonsense",
-    "epetitive",
-    "epeated",
-    "epeating",
-    "garbled",
-    "重复",
-    "乱码",
-    "??????????",
-    "<unk>",
-    "() from ",
-    "frame #",
-    " in ?? ",
-];
 
 /// What one hit word says about its line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -375,18 +156,19 @@ pub struct Scanner {
 impl Scanner {
     /// Builds the scanner; `extra` literals (from the knowledge base's line
     /// patterns) make more lines worth keeping.
-    pub fn new(extra: &[String]) -> Scanner {
+    pub fn new(voc: &Vocabulary, extra: &[String]) -> Scanner {
         let mut pats: Vec<String> = Vec::new();
         let mut kinds = Vec::new();
-        for (i, s) in SERVING.iter().enumerate() {
+        for (i, s) in voc.scanner_serving.iter().enumerate() {
             pats.push(s.to_string());
             kinds.push(HitKind::Serving(i));
         }
         // Every literal a signal needs is an error word too, so no signal can miss its line.
-        let signal_words = crate::signals::Signals::get().literals();
-        for s in ERROR_WORDS
+        let signal_words = voc.signal_literals();
+        for s in voc
+            .scanner_errors
             .iter()
-            .map(|s| s.to_string())
+            .cloned()
             .chain(signal_words.iter().cloned())
         {
             if !pats.contains(&s) {
@@ -394,9 +176,11 @@ impl Scanner {
                 kinds.push(HitKind::Error);
             }
         }
-        for s in CONTEXT_WORDS
+        for s in voc
+            .scanner_context
             .iter()
-            .map(|s| s.to_string())
+            .cloned()
+            .chain(voc.milestone_literals())
             .chain(extra.iter().cloned())
         {
             if !s.is_empty() && !pats.contains(&s) {
@@ -408,10 +192,11 @@ impl Scanner {
             .match_kind(MatchKind::LeftmostFirst)
             .kind(Some(aho_corasick::AhoCorasickKind::DFA))
             .build(&pats)
-            .unwrap_or_else(|_| AhoCorasick::new(SERVING).expect("static patterns build"));
-        let error_words: Vec<&str> = ERROR_WORDS
+            .unwrap_or_else(|_| AhoCorasick::new(["Decode batch"]).expect("static pattern builds"));
+        let error_words: Vec<&str> = voc
+            .scanner_errors
             .iter()
-            .copied()
+            .map(String::as_str)
             .chain(signal_words.iter().map(String::as_str))
             .collect();
         let errors = AhoCorasick::new(&error_words)
@@ -945,7 +730,7 @@ mod tests {
     use super::*;
 
     fn scan(text: &str) -> ScanOutput {
-        Scanner::new(&[]).scan_reader(0, &mut text.as_bytes())
+        Scanner::new(crate::Vocabulary::embedded(), &[]).scan_reader(0, &mut text.as_bytes())
     }
 
     #[test]

@@ -82,6 +82,7 @@ impl Traceback {
 }
 
 struct Patterns {
+    prose_exception: Regex,
     native: Regex,
     frame: Regex,
     frame_partial: Regex,
@@ -91,6 +92,8 @@ struct Patterns {
 fn patterns() -> &'static Patterns {
     static P: OnceLock<Patterns> = OnceLock::new();
     P.get_or_init(|| Patterns {
+        // `... it reports an error: RuntimeError: probability tensor contains ...`
+        prose_exception: Regex::new(r#"(?:^|[\s`'"(\[:])((?:[A-Za-z_]\w*\.)*[A-Z][A-Za-z]\w*?(?:Error|Exception))(?:\(\w*\))?:\s+(\S.{4,})$"#).unwrap(),
         // gdb `#5  0x00007f.. in llama_sampler_softmax_impl(...) () from libllama.so`
         // and c10 `frame #3: c10d::ProcessGroupNCCL::watchdog() + 0x8c (0x7f.. in libtorch.so)`
         native: Regex::new(r"^\s*(?:#\d+\s+(?:0x[0-9a-fA-F]+ in )?|frame #\d+: (?:0x[0-9a-fA-F]+ )?)([A-Za-z_~][\w:~<>,]*?)\s*(?:\(|\+ 0x)(?:.*(?: at | from |\(0x[0-9a-f]+ in )([^\s)]+)\)?\s*$)?").unwrap(),
@@ -102,6 +105,17 @@ fn patterns() -> &'static Patterns {
         )
         .unwrap(),
     })
+}
+
+/// Finds `Type: message` inside a line of prose or a logger's message (`it reports an error:
+/// RuntimeError: ...`, `Exception in worker: ValueError: ...`): the type must end in `Error` or
+/// `Exception` and the message must have a few characters.
+pub fn find_exception_in_prose(msg: &str) -> Option<(String, String)> {
+    let c = patterns().prose_exception.captures(msg.trim_end())?;
+    Some((
+        c[1].to_string(),
+        c[2].trim().trim_end_matches('`').to_string(),
+    ))
 }
 
 /// Parses `Type: message` when the line is an exception line.
@@ -262,12 +276,30 @@ fn finish(st: &mut StreamState, out: &mut Vec<Traceback>) {
 }
 
 #[cfg(test)]
+mod prose_tests {
+    use super::find_exception_in_prose;
+
+    #[test]
+    fn exceptions_inside_prose_are_found() {
+        let (t, m) = find_exception_in_prose(
+            "if the input is too long, it will report an error: RuntimeError: probability tensor contains either inf, nan or element < 0",
+        )
+        .unwrap();
+        assert_eq!(t, "RuntimeError");
+        assert!(m.starts_with("probability tensor"));
+        assert!(find_exception_in_prose("Error: it failed").is_none());
+        assert!(find_exception_in_prose("we saw a RuntimeError yesterday").is_none());
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::scan::Scanner;
 
     fn tbs(log: &str) -> Vec<Traceback> {
-        let out = Scanner::new(&[]).scan_reader(0, &mut log.as_bytes());
+        let out =
+            Scanner::new(crate::Vocabulary::embedded(), &[]).scan_reader(0, &mut log.as_bytes());
         collect(&out.records)
     }
 
@@ -363,7 +395,8 @@ mod native_tests {
     #[test]
     fn gdb_frames_are_frames() {
         let log = "#5  0x00007f1e9874ca5e in llama_sampler_softmax_impl(llama_token_data_array*) () from libllama.so\n#6  0x00007f1e98754d35 in llama_sampler_dist_apply(llama_sampler*, llama_token_data_array*) () from libllama.so\nAborted (core dumped)\n";
-        let out = Scanner::new(&[]).scan_reader(0, &mut log.as_bytes());
+        let out =
+            Scanner::new(crate::Vocabulary::embedded(), &[]).scan_reader(0, &mut log.as_bytes());
         let t = collect(&out.records);
         assert_eq!(t.len(), 1, "{t:?}");
         assert_eq!(t[0].frames[0].function, "llama_sampler_softmax_impl");

@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use rosetta_log::scan::{normalize, Scanner};
-use rosetta_log::{prefix, traceback, LogFacts};
+use rosetta_log::{prefix, traceback, LogFacts, Vocabulary};
 
 /// Fragments that look like real log lines, to reach deep parser states.
 const FRAGMENTS: &[&str] = &[
@@ -61,7 +61,7 @@ proptest! {
 
     #[test]
     fn scanner_counts_every_line_of_any_bytes(bytes in prop::collection::vec(any::<u8>(), 0..4096)) {
-        let out = Scanner::new(&[]).scan_reader(0, &mut bytes.as_slice());
+        let out = Scanner::new(Vocabulary::embedded(), &[]).scan_reader(0, &mut bytes.as_slice());
         prop_assert_eq!(out.lines, expected_lines(&bytes));
         prop_assert_eq!(out.bytes, bytes.len() as u64);
         for r in &out.records {
@@ -71,7 +71,7 @@ proptest! {
 
     #[test]
     fn scanner_handles_log_like_soup(bytes in soup()) {
-        let out = Scanner::new(&["glm".to_string()]).scan_reader(0, &mut bytes.as_slice());
+        let out = Scanner::new(Vocabulary::embedded(), &["glm".to_string()]).scan_reader(0, &mut bytes.as_slice());
         prop_assert_eq!(out.lines, expected_lines(&bytes));
         let mut last = 0;
         for r in &out.records {
@@ -95,13 +95,13 @@ proptest! {
 
     #[test]
     fn traceback_parser_and_facts_take_any_soup(bytes in soup()) {
-        let out = Scanner::new(&[]).scan_reader(0, &mut bytes.as_slice());
+        let out = Scanner::new(Vocabulary::embedded(), &[]).scan_reader(0, &mut bytes.as_slice());
         let lines = out.lines;
         let tbs = traceback::collect(&out.records);
         for t in &tbs {
             prop_assert!(t.start_line <= t.end_line && t.end_line <= lines);
         }
-        let facts = LogFacts::build(vec![("x.log".into(), out)], &["H200"]);
+        let facts = LogFacts::build(vec![("x.log".into(), out)], Vocabulary::embedded(), &["H200"]);
         if let Some(f) = &facts.failure {
             prop_assert!(f.line >= 1 && f.line <= lines);
         }
@@ -117,8 +117,8 @@ fn a_traceback_split_across_read_blocks_stays_whole() {
         log.extend_from_slice(filler);
     }
     log.extend_from_slice(b"Traceback (most recent call last):\n  File \"/x/a.py\", line 1, in forward_decode\n    y = f(x)\n  File \"/x/b.py\", line 2, in f\n    return g(x)\nRuntimeError: CUDA error: an illegal memory access was encountered\n");
-    let out = Scanner::new(&[]).scan_reader(0, &mut log.as_slice());
-    let facts = LogFacts::build(vec![("x.log".into(), out)], &[]);
+    let out = Scanner::new(Vocabulary::embedded(), &[]).scan_reader(0, &mut log.as_slice());
+    let facts = LogFacts::build(vec![("x.log".into(), out)], Vocabulary::embedded(), &[]);
     let f = facts.failure.expect("a failure");
     assert_eq!(f.class.as_str(), "illegal-memory-access");
     assert_eq!(f.phase.as_str(), "decode");
@@ -129,8 +129,8 @@ fn a_traceback_split_across_read_blocks_stays_whole() {
 fn serving_under_memory_pressure_is_not_a_failure() {
     // sglang retracts requests when the KV pool fills: normal operation, not a crash.
     let log = "[2026-02-24 10:00:00 TP0] Decode batch, #running-req: 200, #token: 400000, token usage: 0.99, cuda graph: True, gen throughput (token/s): 9000.00, #queue-req: 40\n[2026-02-24 10:00:01 TP0] KV cache pool is full. Retract requests. #retracted_reqs: 4, #new_token_ratio: 0.5 -> 0.7\n[2026-02-24 10:00:02 TP0] Decode batch, #running-req: 196, #token: 390000, token usage: 0.97, cuda graph: True, gen throughput (token/s): 9100.00, #queue-req: 44\n";
-    let out = Scanner::new(&[]).scan_reader(0, &mut log.as_bytes());
-    let facts = LogFacts::build(vec![("x.log".into(), out)], &[]);
+    let out = Scanner::new(Vocabulary::embedded(), &[]).scan_reader(0, &mut log.as_bytes());
+    let facts = LogFacts::build(vec![("x.log".into(), out)], Vocabulary::embedded(), &[]);
     assert!(facts.failure.is_none(), "{:?}", facts.failure);
 }
 
@@ -145,8 +145,12 @@ fn clean_startup_logs_have_no_failure() {
         "Downloading shards:  50%|#####     | 1/2 [00:10<00:10]\nDownloading shards: 100%|##########| 2/2 [00:20<00:00]\nall done\n",
     ];
     for log in logs {
-        let out = Scanner::new(&[]).scan_reader(0, &mut log.as_bytes());
-        let facts = LogFacts::build(vec![("x.log".into(), out)], &["H200"]);
+        let out = Scanner::new(Vocabulary::embedded(), &[]).scan_reader(0, &mut log.as_bytes());
+        let facts = LogFacts::build(
+            vec![("x.log".into(), out)],
+            Vocabulary::embedded(),
+            &["H200"],
+        );
         assert!(facts.failure.is_none(), "{log}\n{:?}", facts.failure);
     }
 }
@@ -154,14 +158,14 @@ fn clean_startup_logs_have_no_failure() {
 #[test]
 fn output_stuck_on_one_word_is_wrong_output_but_lists_of_numbers_are_not() {
     let stuck = "outputs=[CompletionOutput(index=0, text=' is is is is is is is is is is', token_ids=[563, 563, 563, 563, 563, 563, 563, 563, 563, 563], finish_reason=length)]\n";
-    let out = Scanner::new(&[]).scan_reader(0, &mut stuck.as_bytes());
-    let facts = LogFacts::build(vec![("x.log".into(), out)], &[]);
+    let out = Scanner::new(Vocabulary::embedded(), &[]).scan_reader(0, &mut stuck.as_bytes());
+    let facts = LogFacts::build(vec![("x.log".into(), out)], Vocabulary::embedded(), &[]);
     let f = facts.failure.expect("a failure");
     assert_eq!(f.class, rosetta_schema::FailureClass::WrongOutput);
     assert_eq!(f.line, 1);
     // Token ids, zero tensors and ordinary prose repeat too, but are not output stuck on a word.
     let fine = "prompt_token_ids=[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]\ngenerated text: 'Paris is the capital of France, and Paris is a city'\ntensor output [0. 0. 0. 0. 0. 0. 0. 0. 0. 0. 0.]\n";
-    let out = Scanner::new(&[]).scan_reader(0, &mut fine.as_bytes());
-    let facts = LogFacts::build(vec![("x.log".into(), out)], &[]);
+    let out = Scanner::new(Vocabulary::embedded(), &[]).scan_reader(0, &mut fine.as_bytes());
+    let facts = LogFacts::build(vec![("x.log".into(), out)], Vocabulary::embedded(), &[]);
     assert!(facts.failure.is_none(), "{:?}", facts.failure);
 }

@@ -19,7 +19,7 @@ pub fn run(args: DiagnoseArgs) -> Outcome {
         None => None,
     };
     let gpu_names: Vec<&str> = rosetta_kb::tables::GpuTable::embedded().names().collect();
-    let facts = rosetta_log::read_logs(&args.logs, &kb.literals(), &gpu_names)?;
+    let facts = rosetta_log::read_logs(&args.logs, kb.vocabulary(), &kb.literals(), &gpu_names)?;
     let mut report = rosetta_kb::report::build(&kb, &facts, machine.as_ref());
     if args.redact {
         report = rosetta_report::redact(&report);

@@ -1,0 +1,1006 @@
+//! The log layer's vocabulary as data: error signals, milestones, phase words, prose
+//! phrases, named line shapes and the scanner's literal words, read from the TOML files
+//! under `kb/vocab/` (embedded at build time) and from `--kb` folders at run time.
+//!
+//! This module owns the file format, its checks, and the compiled form the scanner and
+//! the fact builder use (one `RegexSet` over every signal, one over every milestone,
+//! phase words split into identifier words). It holds no words itself: what a signal
+//! looks like, which class it names and which phase it implies are in the files, each
+//! entry with lines it must match (`fires`) and near misses it must not (`quiet`).
+
+use regex::{Regex, RegexSet};
+use rosetta_schema::{FailureClass, Phase};
+use serde::Deserialize;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::OnceLock;
+
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/embedded_vocab.rs"));
+}
+
+/// What a signal says about the incident it is part of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// A failure in its own right.
+    Root,
+    /// A failure, but one that usually follows another (`Killed`, a bare abort): wins only when nothing stronger is in the run.
+    Weak,
+    /// The consequence of a failure elsewhere (watchdog on a healthy rank, SIGTERM from the launcher).
+    Cascade,
+}
+
+/// One error signal, compiled.
+#[derive(Debug)]
+pub struct Signal {
+    /// A short name, for evidence and tests.
+    pub id: &'static str,
+    /// The class it names.
+    pub class: FailureClass,
+    /// Higher wins inside one incident; below 5 the signal only hints at the phase.
+    pub strength: u8,
+    /// Root, weak or cascade.
+    pub role: Role,
+    /// The phase it implies, if any.
+    pub phase: Option<Phase>,
+    /// The error is reported asynchronously (the traceback names a sync point).
+    pub asynchronous: bool,
+}
+
+/// A milestone shape: its phase, whether it marks the end of that phase, and a label.
+#[derive(Debug)]
+pub struct MilestoneShape {
+    /// Its id in the vocabulary.
+    pub id: &'static str,
+    /// The phase the line belongs to.
+    pub phase: Phase,
+    /// The line says the phase finished.
+    pub done: bool,
+    /// A short label for the timeline.
+    pub label: &'static str,
+}
+
+/// The named line shapes the machinery asks for; each is one entry of `kb/vocab/shapes.toml`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ShapeId {
+    /// `NCCL WARN` notices that do not stop NCCL.
+    BenignNcclWarn,
+    /// Import failures a framework reports and carries on from.
+    IgnoredImport,
+    /// A Python `warnings.warn` line.
+    PythonWarning,
+    /// Words of model-config code.
+    ConfigWords,
+    /// Words that make an unlevelled line a warning.
+    WarningWords,
+    /// A compiler that runs at run time.
+    JitBuild,
+    /// Lines that show or describe wrong output.
+    WrongOutput,
+    /// An in-progress line.
+    Progress,
+    /// Words that say a step finished.
+    Done,
+    /// Words that introduce generated text.
+    OutputContext,
+    /// A line that opens with an error banner (`ERROR:`, `error:`, `FATAL`, `[E]`, ...).
+    ErrorLine,
+}
+
+impl ShapeId {
+    const ALL: [ShapeId; 11] = [
+        ShapeId::BenignNcclWarn,
+        ShapeId::IgnoredImport,
+        ShapeId::PythonWarning,
+        ShapeId::ConfigWords,
+        ShapeId::WarningWords,
+        ShapeId::JitBuild,
+        ShapeId::WrongOutput,
+        ShapeId::Progress,
+        ShapeId::Done,
+        ShapeId::OutputContext,
+        ShapeId::ErrorLine,
+    ];
+}
+
+/// A word of a phase vocabulary: identifier words that must appear in a row; the last may
+/// be a prefix (`detokeni*`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PhaseWord {
+    words: Vec<String>,
+    prefix_last: bool,
+}
+
+impl PhaseWord {
+    fn parse(s: &str) -> PhaseWord {
+        let prefix_last = s.ends_with('*');
+        let words = ident_words(s.trim_end_matches('*'));
+        PhaseWord { words, prefix_last }
+    }
+
+    fn matches(&self, ident: &[String]) -> bool {
+        let n = self.words.len();
+        if n == 0 || ident.len() < n {
+            return false;
+        }
+        ident.windows(n).any(|w| {
+            w.iter().zip(&self.words).enumerate().all(|(i, (a, b))| {
+                if i + 1 == n && self.prefix_last {
+                    a.starts_with(b.as_str())
+                } else {
+                    a == b
+                }
+            })
+        })
+    }
+}
+
+/// Splits an identifier (a function, a dotted name, a file path) into lower-case words at
+/// `_ . / - :` and spaces, at digits, and at camelCase humps (`CUDAGraphRunner` ->
+/// `cuda graph runner`).
+pub fn ident_words(ident: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let chars: Vec<char> = ident.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if !c.is_alphabetic() {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur).to_lowercase());
+            }
+            continue;
+        }
+        if c.is_uppercase() && !cur.is_empty() {
+            let prev_lower = chars[i - 1].is_lowercase();
+            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
+            let prev_upper = chars[i - 1].is_uppercase();
+            if prev_lower || (prev_upper && next_lower) {
+                out.push(std::mem::take(&mut cur).to_lowercase());
+            }
+        }
+        cur.push(c);
+    }
+    if !cur.is_empty() {
+        out.push(cur.to_lowercase());
+    }
+    out
+}
+
+/// Phase words for identifiers, in precedence order.
+#[derive(Debug)]
+struct FramePhase {
+    phase: Phase,
+    words: Vec<PhaseWord>,
+    unless: Vec<PhaseWord>,
+    files: Vec<String>,
+}
+
+/// The compiled vocabulary.
+pub struct Vocabulary {
+    /// Signals, in load order.
+    pub signals: Vec<Signal>,
+    signal_set: RegexSet,
+    signal_patterns: Vec<Vec<String>>,
+    /// Milestone shapes, in precedence order.
+    pub milestones: Vec<MilestoneShape>,
+    milestone_set: RegexSet,
+    frames: Vec<FramePhase>,
+    serving: HashSet<String>,
+    prose: Vec<(Regex, Phase)>,
+    shapes: Vec<(ShapeId, Regex)>,
+    banners: Vec<Regex>,
+    banner_set: Option<RegexSet>,
+    banner_patterns: Vec<String>,
+    /// Serving-loop literals (counted, not kept).
+    pub scanner_serving: Vec<String>,
+    /// Literal words that mark error lines.
+    pub scanner_errors: Vec<String>,
+    /// Literal words that mark context lines.
+    pub scanner_context: Vec<String>,
+    /// The entries as written, with their examples, for the harness and the lint.
+    pub entries: Vec<Entry>,
+}
+
+impl std::fmt::Debug for Vocabulary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Vocabulary")
+            .field("signals", &self.signals.len())
+            .field("milestones", &self.milestones.len())
+            .finish()
+    }
+}
+
+/// What kind of vocabulary entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    /// An error signal.
+    Signal,
+    /// A milestone.
+    Milestone,
+    /// Phase words for identifiers.
+    Frame,
+    /// A prose phrase for a phase.
+    Prose,
+    /// A named line shape.
+    Shape,
+    /// An engine's error banner: lines it matches are error lines.
+    Banner,
+}
+
+/// A vocabulary entry as written, with its examples.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// Signal, milestone, frame, prose or shape.
+    pub kind: EntryKind,
+    /// Its id (for frame and prose entries: the phase and position).
+    pub id: String,
+    /// The file it comes from.
+    pub file: PathBuf,
+    /// Lines (identifiers, for frame entries) it must match.
+    pub fires: Vec<String>,
+    /// Lines it must not match.
+    pub quiet: Vec<String>,
+    /// Its index among the entries of its kind.
+    pub index: usize,
+}
+
+/// An error in a vocabulary file.
+#[derive(Debug, thiserror::Error)]
+pub enum VocabError {
+    /// The TOML does not parse or has an unknown field or word.
+    #[error("{path}: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, with line and column.
+        message: String,
+    },
+    /// A pattern does not compile.
+    #[error("{path}: {what} `{id}`: pattern does not compile: {message}")]
+    Pattern {
+        /// The file.
+        path: PathBuf,
+        /// Signal, milestone, ...
+        what: &'static str,
+        /// The entry.
+        id: String,
+        /// The regex error.
+        message: String,
+    },
+    /// Something else is wrong with an entry.
+    #[error("{path}: {message}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What.
+        message: String,
+    },
+    /// A folder cannot be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct FileDoc {
+    #[serde(default)]
+    signal: Vec<SignalDoc>,
+    #[serde(default)]
+    milestone: Vec<MilestoneDoc>,
+    #[serde(default)]
+    frame: Vec<FrameDoc>,
+    #[serde(default)]
+    prose: Vec<ProseDoc>,
+    #[serde(default)]
+    serving: Option<ServingDoc>,
+    #[serde(default)]
+    shape: Vec<ShapeDoc>,
+    #[serde(default)]
+    banner: Vec<BannerDoc>,
+    #[serde(default)]
+    scanner: Option<ScannerDoc>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BannerDoc {
+    id: String,
+    #[serde(default)]
+    engine: Option<String>,
+    patterns: Vec<String>,
+    #[serde(default)]
+    fires: Vec<String>,
+    #[serde(default)]
+    quiet: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SignalDoc {
+    id: String,
+    /// The engine whose idiom this is (documentation; signals apply to every log).
+    #[serde(default)]
+    #[allow(dead_code)]
+    engine: Option<String>,
+    class: String,
+    strength: u8,
+    role: Role,
+    #[serde(default)]
+    phase: Option<String>,
+    #[serde(default)]
+    asynchronous: bool,
+    patterns: Vec<String>,
+    #[serde(default)]
+    fires: Vec<String>,
+    #[serde(default)]
+    quiet: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MilestoneDoc {
+    id: String,
+    #[serde(default)]
+    #[allow(dead_code)]
+    engine: Option<String>,
+    phase: String,
+    #[serde(default)]
+    done: bool,
+    label: String,
+    patterns: Vec<String>,
+    #[serde(default)]
+    fires: Vec<String>,
+    #[serde(default)]
+    quiet: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FrameDoc {
+    phase: String,
+    #[serde(default)]
+    #[allow(dead_code)]
+    engine: Option<String>,
+    #[serde(default)]
+    words: Vec<String>,
+    #[serde(default)]
+    unless: Vec<String>,
+    #[serde(default)]
+    files: Vec<String>,
+    #[serde(default)]
+    fires: Vec<String>,
+    #[serde(default)]
+    quiet: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProseDoc {
+    phase: String,
+    patterns: Vec<String>,
+    #[serde(default)]
+    fires: Vec<String>,
+    #[serde(default)]
+    quiet: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ServingDoc {
+    functions: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ShapeDoc {
+    id: ShapeId,
+    patterns: Vec<String>,
+    #[serde(default)]
+    fires: Vec<String>,
+    #[serde(default)]
+    quiet: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScannerDoc {
+    #[serde(default)]
+    serving: Vec<String>,
+    #[serde(default)]
+    error_words: Vec<String>,
+    #[serde(default)]
+    bpe_leak_words: Vec<String>,
+    #[serde(default)]
+    context_words: Vec<String>,
+}
+
+/// Joins the branches of an entry into one pattern, each branch in its own group so that
+/// an inline flag stays inside its branch.
+pub fn join_patterns(pats: &[String]) -> String {
+    if pats.len() == 1 {
+        return pats[0].clone();
+    }
+    pats.iter()
+        .map(|p| format!("(?:{p})"))
+        .collect::<Vec<_>>()
+        .join("|")
+}
+
+fn leak(s: String) -> &'static str {
+    Box::leak(s.into_boxed_str())
+}
+
+fn parse_phase(path: &Path, s: &str) -> Result<Phase, VocabError> {
+    Phase::from_str(s).map_err(|_| VocabError::Invalid {
+        path: path.to_path_buf(),
+        message: format!(
+            "unknown phase `{s}` (one of: {})",
+            Phase::ALL
+                .iter()
+                .map(|p| p.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    })
+}
+
+fn parse_class(path: &Path, s: &str) -> Result<FailureClass, VocabError> {
+    FailureClass::from_str(s).map_err(|_| VocabError::Invalid {
+        path: path.to_path_buf(),
+        message: format!(
+            "unknown failure class `{s}` (one of: {})",
+            FailureClass::ALL
+                .iter()
+                .map(|c| c.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    })
+}
+
+fn compile(
+    path: &Path,
+    what: &'static str,
+    id: &str,
+    pats: &[String],
+) -> Result<Regex, VocabError> {
+    if pats.is_empty() {
+        return Err(VocabError::Invalid {
+            path: path.to_path_buf(),
+            message: format!("{what} `{id}` has no patterns"),
+        });
+    }
+    Regex::new(&join_patterns(pats)).map_err(|e| VocabError::Pattern {
+        path: path.to_path_buf(),
+        what,
+        id: id.to_string(),
+        message: e.to_string().lines().last().unwrap_or_default().to_string(),
+    })
+}
+
+/// A set of many patterns, with room for its lazy DFA: at the default cache size
+/// the DFA for the whole table keeps running out of states and the search falls
+/// back to the (many times slower) PikeVM on every line.
+fn big_set<I, S>(pats: I) -> Result<RegexSet, regex::Error>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    regex::RegexSetBuilder::new(pats)
+        .size_limit(64 << 20)
+        .dfa_size_limit(64 << 20)
+        .build()
+}
+
+impl Vocabulary {
+    /// The built-in vocabulary (`kb/vocab/`), compiled once.
+    pub fn embedded() -> &'static Vocabulary {
+        static V: OnceLock<Vocabulary> = OnceLock::new();
+        V.get_or_init(|| {
+            Vocabulary::from_files(Self::embedded_files())
+                .unwrap_or_else(|e| panic!("the built-in vocabulary is broken: {e}"))
+        })
+    }
+
+    /// The built-in vocabulary files: (path relative to the repository, text).
+    pub fn embedded_files() -> Vec<(PathBuf, String)> {
+        embedded::EMBEDDED
+            .iter()
+            .map(|(p, t)| (PathBuf::from("kb/vocab").join(p), t.to_string()))
+            .collect()
+    }
+
+    /// The built-in vocabulary plus the vocabulary files under `dirs` (their `*.toml` files
+    /// that hold vocabulary tables); an extra entry with a built-in id replaces it.
+    pub fn with_extra(extra: Vec<(PathBuf, String)>) -> Result<&'static Vocabulary, VocabError> {
+        if extra.is_empty() {
+            return Ok(Vocabulary::embedded());
+        }
+        let mut files = Self::embedded_files();
+        files.extend(extra);
+        Ok(Box::leak(Box::new(Vocabulary::from_files(files)?)))
+    }
+
+    /// Whether a TOML text holds vocabulary tables (rather than a rule).
+    pub fn is_vocabulary(text: &str) -> bool {
+        text.lines().any(|l| {
+            matches!(
+                l.trim(),
+                "[[signal]]"
+                    | "[[milestone]]"
+                    | "[[frame]]"
+                    | "[[prose]]"
+                    | "[[shape]]"
+                    | "[[banner]]"
+                    | "[serving]"
+                    | "[scanner]"
+            )
+        })
+    }
+
+    /// Compiles vocabulary files. Later entries with the same id replace earlier ones.
+    pub fn from_files(files: Vec<(PathBuf, String)>) -> Result<Vocabulary, VocabError> {
+        let mut signals: Vec<(SignalDoc, PathBuf)> = Vec::new();
+        let mut milestones: Vec<(MilestoneDoc, PathBuf)> = Vec::new();
+        let mut frames: Vec<(FrameDoc, PathBuf)> = Vec::new();
+        let mut prose: Vec<(ProseDoc, PathBuf)> = Vec::new();
+        let mut shapes: Vec<(ShapeDoc, PathBuf)> = Vec::new();
+        let mut banners: Vec<(BannerDoc, PathBuf)> = Vec::new();
+        let mut serving: HashSet<String> = HashSet::new();
+        let (mut sc_serving, mut sc_errors, mut sc_context) = (Vec::new(), Vec::new(), Vec::new());
+        for (path, text) in files {
+            let doc: FileDoc = toml::from_str(&text).map_err(|e| VocabError::Parse {
+                path: path.clone(),
+                message: e.to_string().replace('\n', " "),
+            })?;
+            for s in doc.signal {
+                match signals.iter().position(|(x, _)| x.id == s.id) {
+                    Some(i) => signals[i] = (s, path.clone()),
+                    None => signals.push((s, path.clone())),
+                }
+            }
+            for m in doc.milestone {
+                match milestones.iter().position(|(x, _)| x.id == m.id) {
+                    Some(i) => milestones[i] = (m, path.clone()),
+                    None => milestones.push((m, path.clone())),
+                }
+            }
+            frames.extend(doc.frame.into_iter().map(|f| (f, path.clone())));
+            prose.extend(doc.prose.into_iter().map(|p| (p, path.clone())));
+            for s in doc.shape {
+                match shapes.iter().position(|(x, _)| x.id == s.id) {
+                    Some(i) => shapes[i] = (s, path.clone()),
+                    None => shapes.push((s, path.clone())),
+                }
+            }
+            for b in doc.banner {
+                match banners.iter().position(|(x, _)| x.id == b.id) {
+                    Some(i) => banners[i] = (b, path.clone()),
+                    None => banners.push((b, path.clone())),
+                }
+            }
+            if let Some(s) = doc.serving {
+                serving.extend(s.functions);
+            }
+            if let Some(s) = doc.scanner {
+                sc_serving.extend(s.serving);
+                sc_errors.extend(s.error_words);
+                sc_errors.extend(s.bpe_leak_words);
+                sc_context.extend(s.context_words);
+            }
+        }
+        let mut entries = Vec::new();
+        let mut out_signals = Vec::new();
+        let mut signal_patterns = Vec::new();
+        for (i, (s, path)) in signals.into_iter().enumerate() {
+            compile(&path, "signal", &s.id, &s.patterns)?;
+            let phase = match &s.phase {
+                Some(p) => Some(parse_phase(&path, p)?),
+                None => None,
+            };
+            out_signals.push(Signal {
+                id: leak(s.id.clone()),
+                class: parse_class(&path, &s.class)?,
+                strength: s.strength,
+                role: s.role,
+                phase,
+                asynchronous: s.asynchronous,
+            });
+            signal_patterns.push(s.patterns.clone());
+            entries.push(Entry {
+                kind: EntryKind::Signal,
+                id: s.id,
+                file: path,
+                fires: s.fires,
+                quiet: s.quiet,
+                index: i,
+            });
+        }
+        let signal_set =
+            big_set(signal_patterns.iter().map(|p| join_patterns(p))).map_err(|e| {
+                VocabError::Invalid {
+                    path: PathBuf::from("kb/vocab/signals"),
+                    message: format!("the signal set does not compile: {e}"),
+                }
+            })?;
+        let mut out_ms = Vec::new();
+        let mut ms_pats = Vec::new();
+        for (i, (m, path)) in milestones.into_iter().enumerate() {
+            compile(&path, "milestone", &m.id, &m.patterns)?;
+            out_ms.push(MilestoneShape {
+                id: leak(m.id.clone()),
+                phase: parse_phase(&path, &m.phase)?,
+                done: m.done,
+                label: leak(m.label),
+            });
+            ms_pats.push(join_patterns(&m.patterns));
+            entries.push(Entry {
+                kind: EntryKind::Milestone,
+                id: m.id,
+                file: path,
+                fires: m.fires,
+                quiet: m.quiet,
+                index: i,
+            });
+        }
+        let milestone_set = big_set(&ms_pats).map_err(|e| VocabError::Invalid {
+            path: PathBuf::from("kb/vocab/milestones.toml"),
+            message: format!("the milestone set does not compile: {e}"),
+        })?;
+        let mut out_frames = Vec::new();
+        for (i, (f, path)) in frames.into_iter().enumerate() {
+            let phase = parse_phase(&path, &f.phase)?;
+            if f.words.is_empty() && f.files.is_empty() {
+                return Err(VocabError::Invalid {
+                    path,
+                    message: format!("frame entry for {} has no words and no files", f.phase),
+                });
+            }
+            entries.push(Entry {
+                kind: EntryKind::Frame,
+                id: format!("{}#{i}", f.phase),
+                file: path,
+                fires: f.fires,
+                quiet: f.quiet,
+                index: i,
+            });
+            out_frames.push(FramePhase {
+                phase,
+                words: f.words.iter().map(|w| PhaseWord::parse(w)).collect(),
+                unless: f.unless.iter().map(|w| PhaseWord::parse(w)).collect(),
+                files: f.files.iter().map(|s| s.to_ascii_lowercase()).collect(),
+            });
+        }
+        let mut out_prose = Vec::new();
+        for (i, (p, path)) in prose.into_iter().enumerate() {
+            let phase = parse_phase(&path, &p.phase)?;
+            let id = format!("{}#{i}", p.phase);
+            let re = compile(&path, "prose", &id, &p.patterns)?;
+            out_prose.push((re, phase));
+            entries.push(Entry {
+                kind: EntryKind::Prose,
+                id,
+                file: path,
+                fires: p.fires,
+                quiet: p.quiet,
+                index: i,
+            });
+        }
+        let mut out_shapes = Vec::new();
+        for (i, (s, path)) in shapes.into_iter().enumerate() {
+            let name = format!("{:?}", s.id);
+            let re = compile(&path, "shape", &name, &s.patterns)?;
+            out_shapes.push((s.id, re));
+            entries.push(Entry {
+                kind: EntryKind::Shape,
+                id: kebab(&name),
+                file: path,
+                fires: s.fires,
+                quiet: s.quiet,
+                index: i,
+            });
+        }
+        let mut out_banners = Vec::new();
+        let mut banner_patterns = Vec::new();
+        for (i, (b, path)) in banners.into_iter().enumerate() {
+            let re = compile(&path, "banner", &b.id, &b.patterns)?;
+            out_banners.push(re);
+            banner_patterns.push(join_patterns(&b.patterns));
+            let _ = &b.engine;
+            entries.push(Entry {
+                kind: EntryKind::Banner,
+                id: b.id,
+                file: path,
+                fires: b.fires,
+                quiet: b.quiet,
+                index: i,
+            });
+        }
+        let banner_set = if banner_patterns.is_empty() {
+            None
+        } else {
+            Some(big_set(&banner_patterns).map_err(|e| VocabError::Invalid {
+                path: PathBuf::from("kb/vocab"),
+                message: format!("the banner set does not compile: {e}"),
+            })?)
+        };
+        for id in ShapeId::ALL {
+            if !out_shapes.iter().any(|(s, _)| *s == id) {
+                return Err(VocabError::Invalid {
+                    path: PathBuf::from("kb/vocab/shapes.toml"),
+                    message: format!("shape `{}` is missing", kebab(&format!("{id:?}"))),
+                });
+            }
+        }
+        Ok(Vocabulary {
+            signals: out_signals,
+            signal_set,
+            signal_patterns,
+            milestones: out_ms,
+            milestone_set,
+            frames: out_frames,
+            serving,
+            prose: out_prose,
+            shapes: out_shapes,
+            banners: out_banners,
+            banner_set,
+            banner_patterns,
+            scanner_serving: sc_serving,
+            scanner_errors: sc_errors,
+            scanner_context: sc_context,
+            entries,
+        })
+    }
+
+    /// Indices of the signals a message matches.
+    pub fn signal_matches(&self, msg: &str) -> Vec<usize> {
+        self.signal_set.matches(msg).into_iter().collect()
+    }
+
+    /// Whether one signal matches a message (for tests and the lint).
+    pub fn signal_matches_one(&self, index: usize, msg: &str) -> bool {
+        self.signal_set.matches(msg).matched(index)
+    }
+
+    /// The signal with this id.
+    pub fn signal(&self, id: &str) -> Option<usize> {
+        self.signals.iter().position(|s| s.id == id)
+    }
+
+    /// The first milestone shape a message matches.
+    pub fn milestone(&self, msg: &str) -> Option<&MilestoneShape> {
+        let first = self.milestone_set.matches(msg).into_iter().next()?;
+        self.milestones.get(first)
+    }
+
+    /// Whether milestone `index` matches a message (for tests and the lint).
+    pub fn milestone_matches_one(&self, index: usize, msg: &str) -> bool {
+        self.milestone_set.matches(msg).matched(index)
+    }
+
+    /// A named line shape.
+    pub fn shape(&self, id: ShapeId) -> &Regex {
+        // `from_files` checks that every id is present.
+        &self
+            .shapes
+            .iter()
+            .find(|(s, _)| *s == id)
+            .expect("every shape is checked at load")
+            .1
+    }
+
+    /// Whether a line opens with an engine's error banner.
+    pub fn is_banner(&self, msg: &str) -> bool {
+        self.banner_set.as_ref().is_some_and(|s| s.is_match(msg))
+    }
+
+    /// Whether banner entry `index` matches (for tests and the lint).
+    pub fn banner_matches_one(&self, index: usize, msg: &str) -> bool {
+        self.banners.get(index).is_some_and(|r| r.is_match(msg))
+    }
+
+    /// Whether shape entry `index` matches (for tests and the lint).
+    pub fn shape_matches_one(&self, index: usize, msg: &str) -> bool {
+        self.shapes.get(index).is_some_and(|(_, r)| r.is_match(msg))
+    }
+
+    /// The phase an identifier (a function name, optionally with its file) names, by the
+    /// first frame entry whose words it holds.
+    pub fn phase_of_function(&self, func: &str, file: &str) -> Option<Phase> {
+        let words = ident_words(func);
+        let file = file.to_ascii_lowercase();
+        self.frames
+            .iter()
+            .find(|f| frame_entry_matches(f, &words, &file))
+            .map(|f| f.phase)
+    }
+
+    /// Whether frame entry `index` names this identifier (for tests and the lint).
+    pub fn frame_matches_one(&self, index: usize, ident: &str) -> bool {
+        self.frames
+            .get(index)
+            .is_some_and(|f| frame_entry_matches(f, &ident_words(ident), ""))
+    }
+
+    /// A function of a serving loop.
+    pub fn serving_function(&self, func: &str) -> bool {
+        self.serving.contains(func)
+    }
+
+    /// The phase a prose phrase names.
+    pub fn prose_phase(&self, msg: &str) -> Option<Phase> {
+        self.prose
+            .iter()
+            .find(|(re, _)| re.is_match(msg))
+            .map(|(_, p)| *p)
+    }
+
+    /// Whether prose entry `index` matches (for tests and the lint).
+    pub fn prose_matches_one(&self, index: usize, msg: &str) -> bool {
+        self.prose.get(index).is_some_and(|(r, _)| r.is_match(msg))
+    }
+
+    /// Literals (4+ bytes) that every match of some signal branch starts with, for the
+    /// scanner.
+    pub fn signal_literals(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        // Banners and the wrong-output shape are looked for on kept lines too.
+        let wrong_output = self
+            .shapes
+            .iter()
+            .find(|(id, _)| *id == ShapeId::WrongOutput)
+            .map(|(_, r)| r.as_str().to_string());
+        let extra = self.banner_patterns.iter().cloned().chain(wrong_output);
+        let all: Vec<String> = self
+            .signal_patterns
+            .iter()
+            .map(|p| join_patterns(p))
+            .chain(extra)
+            .collect();
+        for pat in &all {
+            let Ok(hir) = regex_syntax::parse(pat) else {
+                continue;
+            };
+            // The whole pattern's prefix set when it has a finite one, else each
+            // branch's that has a small one.
+            let words: Vec<String> = match prefix_literals(&hir) {
+                Some(w) => w,
+                // Only branches with a few long words: a short or case-folded prefix
+                // (`are `, `For `) would stop the scanner on every line.
+                None => branch_literals(&hir)
+                    .into_iter()
+                    .flatten()
+                    .filter(|w| w.len() <= 8 && w.iter().all(|x| x.len() >= 6))
+                    .flatten()
+                    .collect(),
+            };
+            for w in words {
+                if w.len() >= 4 && !out.contains(&w) {
+                    out.push(w);
+                }
+            }
+        }
+        out
+    }
+
+    /// Prefix literals (4+ bytes) of the milestone shapes, for the scanner's context words.
+    pub fn milestone_literals(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for pat in self.milestone_set.patterns() {
+            let Ok(hir) = regex_syntax::parse(pat) else {
+                continue;
+            };
+            for w in branch_literals(&hir).into_iter().flatten().flatten() {
+                if w.len() >= 4 && w.len() <= 40 && !out.contains(&w) {
+                    out.push(w);
+                }
+            }
+        }
+        out
+    }
+
+    /// The patterns of signal `index`, as written.
+    pub fn signal_patterns(&self, index: usize) -> &[String] {
+        &self.signal_patterns[index]
+    }
+}
+
+fn frame_entry_matches(f: &FramePhase, words: &[String], file: &str) -> bool {
+    let by_file = !file.is_empty() && f.files.iter().any(|s| file.ends_with(s.as_str()));
+    let by_word =
+        f.words.iter().any(|w| w.matches(words)) && !f.unless.iter().any(|w| w.matches(words));
+    by_file || by_word
+}
+
+fn kebab(camel: &str) -> String {
+    ident_words(camel).join("-")
+}
+
+/// Prefix literals of each top-level branch of a pattern, extracted branch by branch
+/// so that one branch without a finite prefix does not cost the others theirs.
+/// `None` for a branch with no finite prefix set.
+pub fn branch_literals(hir: &regex_syntax::hir::Hir) -> Vec<Option<Vec<String>>> {
+    use regex_syntax::hir::HirKind;
+    let branches: Vec<&regex_syntax::hir::Hir> = match hir.kind() {
+        HirKind::Alternation(alts) => alts.iter().collect(),
+        _ => vec![hir],
+    };
+    branches.into_iter().map(prefix_literals).collect()
+}
+
+/// The finite prefix-literal set of a pattern, if it has one.
+pub fn prefix_literals(hir: &regex_syntax::hir::Hir) -> Option<Vec<String>> {
+    use regex_syntax::hir::literal::{ExtractKind, Extractor};
+    let mut ex = Extractor::new();
+    ex.kind(ExtractKind::Prefix).limit_total(400);
+    let mut seq = ex.extract(hir);
+    seq.optimize_for_prefix_by_preference();
+    let words: Vec<String> = seq
+        .literals()?
+        .iter()
+        .map(|l| String::from_utf8_lossy(l.as_bytes()).into_owned())
+        .collect();
+    (!words.is_empty()).then_some(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_split_into_words() {
+        assert_eq!(
+            ident_words("CUDAGraphRunner.capture"),
+            ["cuda", "graph", "runner", "capture"]
+        );
+        assert_eq!(
+            ident_words("process_batch_result_decode"),
+            ["process", "batch", "result", "decode"]
+        );
+        assert_eq!(ident_words("_load_w13"), ["load", "w"]);
+        assert_eq!(
+            ident_words("torch/cuda/graphs.py"),
+            ["torch", "cuda", "graphs", "py"]
+        );
+    }
+
+    #[test]
+    fn phase_words_respect_word_boundaries() {
+        let w = PhaseWord::parse("decode");
+        assert!(w.matches(&ident_words("forward_decode")));
+        assert!(!w.matches(&ident_words("decoder_layer_norm")));
+        let p = PhaseWord::parse("detokeni*");
+        assert!(p.matches(&ident_words("detokenize_incrementally")));
+        let two = PhaseWord::parse("profile run");
+        assert!(two.matches(&ident_words("_dummy_profile_run")));
+        assert!(!two.matches(&ident_words("run_profile")));
+    }
+
+    #[test]
+    fn the_embedded_vocabulary_loads() {
+        let v = Vocabulary::embedded();
+        assert!(v.signals.len() > 30);
+        assert!(v.milestones.len() > 10);
+        assert!(v.signal("cuda-assert").is_some());
+    }
+
+    #[test]
+    fn a_bad_file_is_an_error_naming_it() {
+        let bad = vec![(PathBuf::from("x.toml"), "[[signal]]\nid = 3\n".to_string())];
+        let e = Vocabulary::from_files(bad).unwrap_err().to_string();
+        assert!(e.starts_with("x.toml:"), "{e}");
+        let bad = vec![(
+            PathBuf::from("y.toml"),
+            "[[signal]]\nid = \"a\"\nclass = \"nope\"\nstrength = 1\nrole = \"root\"\npatterns = [\"x\"]\n".to_string(),
+        )];
+        let e = Vocabulary::from_files(bad).unwrap_err().to_string();
+        assert!(e.contains("unknown failure class `nope`"), "{e}");
+    }
+}
