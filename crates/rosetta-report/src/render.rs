@@ -1,9 +1,11 @@
 //! Renderers over the report model. Text is for a person in a terminal: the
 //! failure first, then the causes with their evidence and what to try, then
 //! the timeline and the warnings; colour only when asked. Markdown is for
-//! pasting into an upstream issue; HTML is one standalone page.
+//! pasting into an upstream issue; HTML is one standalone page. Every format
+//! ends the diagnosis with the similar reports: the thread, its one-line fix,
+//! and how similar it is.
 
-use crate::model::{Hypothesis, Report};
+use crate::model::{Hypothesis, Report, Similar};
 use anstyle::{AnsiColor, Effects, Style as AStyle};
 use std::io::{self, Write};
 
@@ -136,6 +138,7 @@ fn text(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
         for n in &r.notes {
             writeln!(w, "   note  {}", n)?;
         }
+        similar_text(&r.similar, &p, w)?;
         return timeline_and_warnings(r, &p, w);
     };
     let mut where_ = vec![f.class.to_string(), f.phase.to_string()];
@@ -212,7 +215,53 @@ fn text(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
         }
         writeln!(w)?;
     }
+    similar_text(&r.similar, &p, w)?;
     timeline_and_warnings(r, &p, w)
+}
+
+/// `owner/repo#123` for a GitHub thread, else the address as given.
+pub fn thread_name(url: &str) -> String {
+    let rest = url
+        .strip_prefix("https://github.com/")
+        .or_else(|| url.strip_prefix("http://github.com/"));
+    if let Some(rest) = rest {
+        let parts: Vec<&str> = rest.split(['/', '#', '?']).collect();
+        if parts.len() >= 4
+            && matches!(parts[2], "issues" | "pull" | "discussions")
+            && parts[3].bytes().all(|b| b.is_ascii_digit())
+            && !parts[3].is_empty()
+        {
+            return format!("{}/{}#{}", parts[0], parts[1], parts[3]);
+        }
+    }
+    url.to_string()
+}
+
+fn similar_text(similar: &[Similar], p: &Paint, w: &mut dyn Write) -> io::Result<()> {
+    if similar.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        w,
+        "{}  {}",
+        p.head("SIMILAR REPORTS"),
+        p.dim("labelled upstream reports whose failure looks like this one")
+    )?;
+    for s in similar {
+        writeln!(
+            w,
+            "   {:.2}  {}  {} · {}  {}",
+            s.score,
+            p.cause(s.cause.as_str()),
+            s.class,
+            s.phase,
+            s.source
+        )?;
+        if !s.fix.is_empty() {
+            writeln!(w, "         fix  {}", cut(&s.fix, 140))?;
+        }
+    }
+    writeln!(w)
 }
 
 fn hypothesis_text(n: usize, h: &Hypothesis, p: &Paint, w: &mut dyn Write) -> io::Result<()> {
@@ -236,6 +285,9 @@ fn hypothesis_text(n: usize, h: &Hypothesis, p: &Paint, w: &mut dyn Write) -> io
     }
     if let Some(why) = &h.why {
         writeln!(w, "     {:<9} {}", "why", cut(why, 160))?;
+    }
+    if !h.cases.is_empty() {
+        writeln!(w, "     {:<9} {}", "seen in", cut(&cases_text(h), 140))?;
     }
     for (i, x) in h.experiments.iter().take(3).enumerate() {
         let label = if i == 0 { "try" } else { "" };
@@ -338,6 +390,31 @@ fn human_bytes(b: u64) -> String {
     }
 }
 
+/// The reports behind a hypothesis: thread (or case id) and similarity.
+fn cases_text(h: &Hypothesis) -> String {
+    h.cases
+        .iter()
+        .map(|c| {
+            let name = if c.source.starts_with("http") {
+                thread_name(&c.source)
+            } else {
+                c.case.clone()
+            };
+            format!("{name} ({:.2})", c.score)
+        })
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+/// The summary, and the similar reports that name the same cause.
+fn summary_with_cases(h: &Hypothesis) -> String {
+    if h.cases.is_empty() {
+        h.summary.clone()
+    } else {
+        format!("{} (seen in {})", h.summary, cases_text(h))
+    }
+}
+
 fn md_escape(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
@@ -375,7 +452,7 @@ fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
                 i + 1,
                 h.cause,
                 h.confidence,
-                md_escape(&h.summary),
+                md_escape(&summary_with_cases(h)),
                 md_escape(&h.experiments.first().cloned().unwrap_or_default())
             )?;
         }
@@ -412,6 +489,29 @@ fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
         writeln!(w)?;
         for n in &r.notes {
             writeln!(w, "- {}", md_escape(n))?;
+        }
+    }
+    if !r.similar.is_empty() {
+        writeln!(w)?;
+        writeln!(w, "**Similar reports**")?;
+        writeln!(w)?;
+        writeln!(w, "| similarity | thread | cause | fix |")?;
+        writeln!(w, "|---|---|---|---|")?;
+        for s in &r.similar {
+            writeln!(
+                w,
+                "| {:.2} | {} | `{}` ({} in {}) | {} |",
+                s.score,
+                if s.source.starts_with("http") {
+                    format!("[{}]({})", md_escape(&thread_name(&s.source)), s.source)
+                } else {
+                    md_escape(&s.source)
+                },
+                s.cause,
+                s.class,
+                s.phase,
+                md_escape(&s.fix)
+            )?;
         }
     }
     if !r.timeline.is_empty() {
@@ -500,7 +600,7 @@ fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
                 .iter()
                 .map(|x| format!("<li>{}</li>", esc(x)))
                 .collect();
-            writeln!(w, "<tr><td>{}</td><td><code>{}</code></td><td>{:.2}</td><td>{}{}</td><td><ul>{}</ul></td></tr>", i + 1, h.cause, h.confidence, esc(&h.summary), ev, tries)?;
+            writeln!(w, "<tr><td>{}</td><td><code>{}</code></td><td>{:.2}</td><td>{}{}</td><td><ul>{}</ul></td></tr>", i + 1, h.cause, h.confidence, esc(&summary_with_cases(h)), ev, tries)?;
         }
         writeln!(w, "</table>")?;
     }
@@ -510,6 +610,26 @@ fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
             writeln!(w, "<li>{}</li>", esc(n))?;
         }
         writeln!(w, "</ul>")?;
+    }
+    if !r.similar.is_empty() {
+        writeln!(w, "<h2>Similar reports</h2><table><tr><th>similarity</th><th>thread</th><th>cause</th><th>fix</th></tr>")?;
+        for s in &r.similar {
+            writeln!(
+                w,
+                "<tr><td>{:.2}</td><td>{}</td><td><code>{}</code> ({} in {})</td><td>{}</td></tr>",
+                s.score,
+                if s.source.starts_with("http") {
+                    format!("<a href=\"{}\">{}</a>", esc(&s.source), esc(&thread_name(&s.source)))
+                } else {
+                    esc(&s.source)
+                },
+                s.cause,
+                s.class,
+                s.phase,
+                esc(&s.fix)
+            )?;
+        }
+        writeln!(w, "</table>")?;
     }
     if !r.timeline.is_empty() {
         writeln!(w, "<h2>Timeline</h2><ol>")?;
@@ -550,6 +670,23 @@ mod tests {
     #[test]
     fn ranks_compress_to_ranges() {
         assert_eq!(ranks_text(&[0, 1, 2, 3, 5, 7, 8]), "0-3,5,7-8");
+    }
+
+    #[test]
+    fn threads_get_short_names() {
+        assert_eq!(
+            thread_name("https://github.com/vllm-project/vllm/issues/12345"),
+            "vllm-project/vllm#12345"
+        );
+        assert_eq!(
+            thread_name("https://github.com/sgl-project/sglang/pull/77#issuecomment-1"),
+            "sgl-project/sglang#77"
+        );
+        assert_eq!(thread_name("rosetta probe x.py"), "rosetta probe x.py");
+        assert_eq!(
+            thread_name("https://github.com/a/b/blob/main/x.py"),
+            "https://github.com/a/b/blob/main/x.py"
+        );
     }
 
     #[test]
