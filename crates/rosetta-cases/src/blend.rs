@@ -53,7 +53,7 @@ impl Default for Tuning {
             also: 0.5,
             weight: 0.35,
             enter: 0.1,
-            power: 2.0,
+            power: 1.0,
             third: 0.3,
         }
     }
@@ -68,6 +68,8 @@ pub enum Mode {
     Rules,
     /// The cases' votes alone as the ranking.
     Cases,
+    /// No library: nothing is looked up or shown (the baseline of the benchmark).
+    Off,
 }
 
 /// The similar reports to show: hits at or above the floor, best first.
@@ -227,7 +229,7 @@ fn cases_hypothesis(v: &Vote) -> Hypothesis {
 /// marked as such; the list is re-sorted. In [`Mode::Cases`] the votes alone
 /// make the list; in [`Mode::Rules`] nothing changes.
 pub fn blend(hyps: &mut Vec<Hypothesis>, hits: &[Hit], mode: Mode, t: &Tuning) {
-    if mode == Mode::Rules {
+    if matches!(mode, Mode::Rules | Mode::Off) {
         return;
     }
     let votes = votes(hits, t);

@@ -8,7 +8,8 @@
 //! Measurement switches, for `scripts/score-lobo` and not for users (see
 //! `docs/cases.md`): `ROSETTA_CASES_EXCLUDE=rx,ry` leaves batches (or single
 //! case ids) out of the library; `ROSETTA_CASES_MODE=rules|cases|blend`
-//! picks the ranking.
+//! picks the ranking, and `off` skips the library altogether (the baseline of
+//! `scripts/bench-cases`).
 #![warn(missing_docs)]
 
 pub mod blend;
@@ -30,7 +31,7 @@ use std::path::PathBuf;
 
 /// Leaves batches or case ids out of the library (comma-separated).
 pub const EXCLUDE_ENV: &str = "ROSETTA_CASES_EXCLUDE";
-/// `blend` (default), `rules` or `cases`.
+/// `blend` (default), `rules`, `cases` or `off`.
 pub const MODE_ENV: &str = "ROSETTA_CASES_MODE";
 
 /// The library, mode and tuning `diagnose` uses.
@@ -48,6 +49,19 @@ impl Cases {
     /// The embedded library plus the case folders of `dirs`, less the batches
     /// named in `ROSETTA_CASES_EXCLUDE`, ranked as `ROSETTA_CASES_MODE` says.
     pub fn for_diagnose(dirs: &[PathBuf]) -> Result<Cases, CasesError> {
+        let mode = match std::env::var(MODE_ENV).as_deref() {
+            Ok("rules") => Mode::Rules,
+            Ok("cases") => Mode::Cases,
+            Ok("off") => Mode::Off,
+            _ => Mode::Blend,
+        };
+        if mode == Mode::Off {
+            return Ok(Cases {
+                library: Library::empty(),
+                mode,
+                tuning: Tuning::default(),
+            });
+        }
         let mut library = Library::embedded()?;
         for d in dirs {
             library.add_dir(d)?;
@@ -60,11 +74,6 @@ impl Cases {
                 .collect();
             library.exclude(&names);
         }
-        let mode = match std::env::var(MODE_ENV).as_deref() {
-            Ok("rules") => Mode::Rules,
-            Ok("cases") => Mode::Cases,
-            _ => Mode::Blend,
-        };
         Ok(Cases {
             library,
             mode,
@@ -75,6 +84,9 @@ impl Cases {
     /// Finds the cases similar to the log and adds them to the report
     /// (`similar`, and their causes to the hypotheses).
     pub fn apply(&self, facts: &LogFacts, report: &mut Report) {
+        if self.mode == Mode::Off {
+            return;
+        }
         let sig = signature::of(facts);
         let hits = self.library.search(&sig);
         blend::apply(report, &hits, sig.is_fallback(), self.mode, &self.tuning);

@@ -8,6 +8,27 @@
 
 use crate::signature::Signature;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Term ids are already FNV hashes: the map uses them as they are.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
 
 /// What a signature is turned into.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -45,87 +66,131 @@ impl Default for Features {
     }
 }
 
-fn words(line: &str, split: bool, out: &mut Vec<String>, parts: &mut Vec<String>) {
+/// Splits a line into words (runs of ASCII letters, digits and `_`, at least
+/// two long, not all digits) and hands each to `word`, with its identifier
+/// parts (`flash_fwd_kernel` -> `flash`, `fwd`, `kernel`; `AcceleratorError` ->
+/// `Accelerator`, `Error`) to `part` when there are several.
+fn words<'a>(line: &'a str, split: bool, word: &mut dyn FnMut(&'a str), part: &mut dyn FnMut(&'a str)) {
     for raw in line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
         let w = raw.trim_matches('_');
         if w.len() < 2 || w.bytes().all(|b| b.is_ascii_digit()) {
             continue;
         }
-        out.push(w.to_ascii_lowercase());
-        if split {
-            let mut cur = String::new();
-            let mut prev_lower = false;
-            let mut pieces = Vec::new();
-            for c in w.chars() {
-                if c == '_' || (c.is_ascii_uppercase() && prev_lower) {
-                    if !cur.is_empty() {
-                        pieces.push(std::mem::take(&mut cur));
-                    }
+        word(w);
+        if !split {
+            continue;
+        }
+        let bytes = w.as_bytes();
+        let boundary = |i: usize| {
+            bytes[i] == b'_'
+                || (i > 0
+                    && bytes[i].is_ascii_uppercase()
+                    && (bytes[i - 1].is_ascii_lowercase() || bytes[i - 1].is_ascii_digit()))
+        };
+        if !(1..bytes.len()).any(boundary) {
+            continue;
+        }
+        let mut start = 0;
+        for i in 1..=bytes.len() {
+            if i == bytes.len() || boundary(i) {
+                let piece = w[start..i].trim_matches('_');
+                if piece.len() >= 2 {
+                    part(piece);
                 }
-                if c != '_' {
-                    cur.push(c.to_ascii_lowercase());
-                }
-                prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
-            }
-            if !cur.is_empty() {
-                pieces.push(cur);
-            }
-            if pieces.len() > 1 {
-                parts.extend(pieces.into_iter().filter(|p| p.len() >= 2));
+                start = i;
             }
         }
     }
 }
 
-/// The terms of a signature, with repeats (term frequency counts them).
-pub fn terms(sig: &Signature, f: Features) -> Vec<String> {
-    let mut out = Vec::new();
-    out.extend(tags(sig, f).map(str::to_string));
-    let mut ws = Vec::new();
-    let mut parts = Vec::new();
+/// Hands every term of a signature to `emit`, as the pieces it is made of
+/// (one word, or the two words of a bigram), with repeats.
+fn each_term<'a>(sig: &'a Signature, f: Features, emit: &mut dyn FnMut(&[&'a str])) {
+    for t in tags(sig, f) {
+        emit(&[t]);
+    }
     let boost = if sig.is_fallback() { 0 } else { f.message_boost };
+    let mut ws: Vec<&str> = Vec::new();
+    let mut parts: Vec<&str> = Vec::new();
     for (i, line) in sig.lines.iter().enumerate() {
         if !f.frames && line.starts_with("File \"") {
             continue;
         }
         ws.clear();
-        words(line, f.split_idents, &mut ws, &mut parts);
-        if i == 0 {
-            for _ in 0..boost {
-                out.extend(ws.iter().cloned());
+        words(line, f.split_idents, &mut |w| ws.push(w), &mut |p| parts.push(p));
+        let copies = if i == 0 { 1 + boost } else { 1 };
+        for _ in 0..copies {
+            if f.bigrams {
+                for pair in ws.windows(2) {
+                    emit(pair);
+                }
+            }
+            for w in &ws {
+                emit(&[w]);
             }
         }
-        if f.bigrams {
-            for pair in ws.windows(2) {
-                out.push(format!("{} {}", pair[0], pair[1]));
-            }
-        }
-        out.append(&mut ws);
     }
-    out.append(&mut parts);
+    for p in &parts {
+        emit(&[p]);
+    }
+}
+
+/// The terms of a signature, lower-cased, with repeats (term frequency counts them).
+pub fn terms(sig: &Signature, f: Features) -> Vec<String> {
+    let mut out = Vec::new();
+    each_term(sig, f, &mut |pieces| {
+        out.push(pieces.join(" ").to_ascii_lowercase());
+    });
+    out
+}
+
+/// FNV-1a over the lower-cased pieces joined by a space: the term's id. Terms
+/// are never stored as strings; with 64 bits, two terms of the library share
+/// an id with odds of about 1 in 10^10.
+fn term_id(pieces: &[&str]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for (i, p) in pieces.iter().enumerate() {
+        if i > 0 {
+            h ^= u64::from(b' ');
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        for b in p.bytes() {
+            h ^= u64::from(b.to_ascii_lowercase());
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// Term ids with their counts, sorted by id.
+fn counts(sig: &Signature, f: Features) -> Vec<(u64, u32)> {
+    let mut ids: Vec<u64> = Vec::new();
+    each_term(sig, f, &mut |pieces| ids.push(term_id(pieces)));
+    ids.sort_unstable();
+    let mut out: Vec<(u64, u32)> = Vec::with_capacity(ids.len());
+    for id in ids {
+        match out.last_mut() {
+            Some((last, c)) if *last == id => *c += 1,
+            _ => out.push((id, 1)),
+        }
+    }
     out
 }
 
 /// A sparse unit vector: (term id, weight), sorted by term id.
-pub type Sparse = Vec<(u32, f32)>;
+pub type Sparse = Vec<(u64, f32)>;
 
-/// TF-IDF vectors of a set of documents, and the vocabulary to place queries in it.
+/// TF-IDF vectors of a set of documents, and the document frequencies to place
+/// queries among them.
 #[derive(Debug, Default)]
 pub struct Index {
     features: Option<Features>,
-    ids: HashMap<String, u32>,
+    df: IdMap<u32>,
+    /// Inverse document frequency by document frequency (0..=n).
     idf: Vec<f32>,
     docs: Vec<Sparse>,
     templates: Vec<Vec<String>>,
     n: usize,
-}
-
-fn counts(terms: Vec<String>) -> HashMap<String, u32> {
-    let mut m: HashMap<String, u32> = HashMap::new();
-    for t in terms {
-        *m.entry(t).or_default() += 1;
-    }
-    m
 }
 
 impl Index {
@@ -140,25 +205,18 @@ impl Index {
             ix.templates = sigs.iter().map(|s| template_set(s, f)).collect();
             return ix;
         }
-        let per_doc: Vec<HashMap<String, u32>> =
-            sigs.iter().map(|s| counts(terms(s, f))).collect();
-        let mut df: Vec<u32> = Vec::new();
+        let per_doc: Vec<Vec<(u64, u32)>> = sigs.iter().map(|s| counts(s, f)).collect();
+        let n = sigs.len() as f32;
+        ix.idf = (0..=sigs.len())
+            .map(|df| ((1.0 + n) / (1.0 + df as f32)).ln() + 1.0)
+            .collect();
+        ix.df.reserve(per_doc.iter().map(Vec::len).sum::<usize>() / 2);
         for doc in &per_doc {
-            for t in doc.keys() {
-                let next = ix.ids.len() as u32;
-                let id = *ix.ids.entry(t.clone()).or_insert(next);
-                if id as usize == df.len() {
-                    df.push(0);
-                }
-                df[id as usize] += 1;
+            for (id, _) in doc {
+                *ix.df.entry(*id).or_default() += 1;
             }
         }
-        let n = sigs.len() as f32;
-        ix.idf = df
-            .iter()
-            .map(|&d| ((1.0 + n) / (1.0 + d as f32)).ln() + 1.0)
-            .collect();
-        ix.docs = per_doc.into_iter().map(|d| ix.vector(d).0).collect();
+        ix.docs = per_doc.iter().map(|d| ix.vector(d)).collect();
         ix
     }
 
@@ -172,26 +230,28 @@ impl Index {
         self.n == 0
     }
 
-    /// (known-term vector, squared weight of unknown terms) before normalising together.
-    fn vector(&self, counts: HashMap<String, u32>) -> (Sparse, f32) {
-        let unknown_idf = ((1.0 + self.n as f32) / 1.0).ln() + 1.0;
+    /// The unit TF-IDF vector of term counts; terms no document holds weigh in
+    /// the norm (a query made mostly of unknown words is like nothing) but not
+    /// in any product.
+    fn vector(&self, counts: &[(u64, u32)]) -> Sparse {
         let mut v: Sparse = Vec::with_capacity(counts.len());
-        let mut unknown = 0.0f32;
-        for (t, c) in counts {
-            let w = 1.0 + (c as f32).ln();
-            match self.ids.get(&t) {
-                Some(&id) => v.push((id, w * self.idf[id as usize])),
-                None => unknown += (w * unknown_idf).powi(2),
+        let mut norm = 0.0f32;
+        for &(id, c) in counts {
+            let df = self.df.get(&id).copied().unwrap_or(0);
+            let tf = if c == 1 { 1.0 } else { 1.0 + (c as f32).ln() };
+            let w = tf * self.idf[df as usize];
+            norm += w * w;
+            if df > 0 {
+                v.push((id, w));
             }
         }
-        let norm = (v.iter().map(|(_, w)| w * w).sum::<f32>() + unknown).sqrt();
+        let norm = norm.sqrt();
         if norm > 0.0 {
             for (_, w) in &mut v {
                 *w /= norm;
             }
         }
-        v.sort_unstable_by_key(|(id, _)| *id);
-        (v, unknown)
+        v
     }
 
     /// Similarity of `sig` to every document, in document order (0..=1).
@@ -203,7 +263,7 @@ impl Index {
             let q = template_set(sig, f);
             return self.templates.iter().map(|d| jaccard(&q, d)).collect();
         }
-        let (q, _) = self.vector(counts(terms(sig, f)));
+        let q = self.vector(&counts(sig, f));
         self.docs.iter().map(|d| dot(&q, d)).collect()
     }
 }
