@@ -287,7 +287,7 @@ fn hypothesis_text(n: usize, h: &Hypothesis, p: &Paint, w: &mut dyn Write) -> io
         writeln!(w, "     {:<9} {}", "why", cut(why, 160))?;
     }
     if !h.cases.is_empty() {
-        writeln!(w, "     {:<9} {}", "seen in", cut(&cases_text(h), 140))?;
+        writeln!(w, "     {:<9} {}", "reports", cut(&cases_text(h), 140))?;
     }
     for (i, x) in h.experiments.iter().take(3).enumerate() {
         let label = if i == 0 { "try" } else { "" };
@@ -411,7 +411,7 @@ fn summary_with_cases(h: &Hypothesis) -> String {
     if h.cases.is_empty() {
         h.summary.clone()
     } else {
-        format!("{} (seen in {})", h.summary, cases_text(h))
+        format!("{} — similar reports: {}", h.summary, cases_text(h))
     }
 }
 
@@ -687,6 +687,100 @@ mod tests {
             thread_name("https://github.com/a/b/blob/main/x.py"),
             "https://github.com/a/b/blob/main/x.py"
         );
+    }
+
+    /// A report with similar reports and a cause only they name, in every format.
+    fn with_similar() -> Report {
+        use crate::model::{CaseRef, Failure, Similar};
+        use rosetta_schema::{Cause, FailureClass, Phase};
+        let case = |id: &str, url: &str, score: f64| CaseRef {
+            case: id.into(),
+            source: url.into(),
+            score,
+        };
+        Report {
+            rosetta: "rosetta test".into(),
+            failure: Some(Failure {
+                class: FailureClass::CommError,
+                phase: Phase::CommInit,
+                rank: Some(0),
+                ranks: vec![0, 1],
+                line: 12,
+                file: None,
+                time: None,
+                message: "torch.distributed.DistBackendError: NCCL error: unhandled system error".into(),
+                exception: None,
+                surfaced: None,
+                asynchronous: false,
+                sync_point: None,
+                phase_reason: "the first collective".into(),
+                frames: vec![],
+            }),
+            hypotheses: vec![
+                Hypothesis {
+                    cause: Cause::CommSetup,
+                    rule: "nccl-unhandled-system-error".into(),
+                    confidence: 0.62,
+                    summary: "NCCL could not set up its transport".into(),
+                    why: None,
+                    evidence: vec![],
+                    experiments: vec!["NCCL_DEBUG=INFO  (env var + restart)".into()],
+                    references: vec![],
+                    also_rules: vec![],
+                    cases: vec![case("rx-001", "https://github.com/pytorch/torchtitan/issues/853", 0.71)],
+                },
+                Hypothesis {
+                    cause: Cause::DriverEnv,
+                    rule: "similar-reports".into(),
+                    confidence: 0.38,
+                    summary: "seen in 1 similar report: Run the container with a larger /dev/shm".into(),
+                    why: Some("no rule fired for driver-env; the labelled reports whose failure looks most like this one name it".into()),
+                    evidence: vec![],
+                    experiments: vec!["Run the container with a larger /dev/shm  (as in pytorch/torchtitan#853)".into()],
+                    references: vec!["https://github.com/pytorch/torchtitan/issues/853".into()],
+                    also_rules: vec![],
+                    cases: vec![case("rx-001", "https://github.com/pytorch/torchtitan/issues/853", 0.71)],
+                },
+            ],
+            similar: vec![
+                Similar {
+                    case: "rx-001".into(),
+                    source: "https://github.com/pytorch/torchtitan/issues/853".into(),
+                    class: FailureClass::HostOom,
+                    phase: Phase::CommInit,
+                    cause: Cause::CommSetup,
+                    fix: "Run the container with a larger /dev/shm (--shm-size=1g).".into(),
+                    score: 0.71,
+                },
+                Similar {
+                    case: "h2-015".into(),
+                    source: "rosetta probe corpus/probes/port_taken.py, run on an NVIDIA H200".into(),
+                    class: FailureClass::CommError,
+                    phase: Phase::CommInit,
+                    cause: Cause::CommSetup,
+                    fix: "Pick a free --master-port | <or> stop the old job.".into(),
+                    score: 0.34,
+                },
+            ],
+            ..Report::default()
+        }
+    }
+
+    #[test]
+    fn similar_reports_render_in_every_format() {
+        let r = with_similar();
+        for (name, f) in [("text", Format::Text), ("markdown", Format::Markdown), ("html", Format::Html)] {
+            let mut out = Vec::new();
+            render(&r, f, Style::default(), &mut out).unwrap();
+            insta::assert_snapshot!(format!("similar_{name}"), String::from_utf8(out).unwrap());
+        }
+        let mut out = Vec::new();
+        render(&r, Format::Json, Style::default(), &mut out).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["similar"][0]["case"], "rx-001");
+        assert_eq!(v["similar"][0]["cause"], "comm-setup");
+        assert_eq!(v["hypotheses"][1]["cases"][0]["score"], 0.71);
+        assert!(v["hypotheses"][0].get("also_rules").is_none());
     }
 
     #[test]
