@@ -289,3 +289,95 @@ pub fn apply(report: &mut Report, hits: &[Hit], fallback: bool, mode: Mode, t: &
         blend(&mut report.hypotheses, hits, mode, t);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::case::{Case, Labels};
+    use rosetta_schema::{FailureClass, Phase};
+
+    fn case(id: &str, cause: Cause, also: &[Cause]) -> Case {
+        Case {
+            id: id.into(),
+            labels: Labels {
+                source: format!("https://github.com/o/r/issues/{}", id.len()),
+                class: FailureClass::GpuOom,
+                phase: Phase::GraphCapture,
+                cause,
+                also: also.to_vec(),
+                fix: format!("fix of {id}"),
+            },
+            sig: String::new(),
+        }
+    }
+
+    fn hyp(cause: Cause, confidence: f64) -> Hypothesis {
+        Hypothesis {
+            cause,
+            rule: format!("rule-{cause}"),
+            confidence,
+            summary: String::new(),
+            why: None,
+            evidence: vec![],
+            experiments: vec![],
+            references: vec![],
+            also_rules: vec![],
+            cases: vec![],
+        }
+    }
+
+    #[test]
+    fn cases_add_evidence_and_a_cause_only_they_name_enters_marked() {
+        let cs = [
+            case("a-1", Cause::MemoryBudget, &[Cause::CudaGraph]),
+            case("a-2", Cause::MemoryBudget, &[]),
+            case("a-3", Cause::KernelBug, &[]),
+        ];
+        let hits: Vec<Hit> = cs
+            .iter()
+            .zip([0.8f32, 0.6, 0.05])
+            .map(|(case, score)| Hit { case, score })
+            .collect();
+        let t = Tuning::default();
+        let v = votes(&hits, &t);
+        assert_eq!(v[0].cause, Cause::MemoryBudget);
+        assert!(v.iter().all(|x| x.cause != Cause::KernelBug), "below the vote floor");
+        let rules = vec![hyp(Cause::CudaGraph, 0.7), hyp(Cause::FrameworkBug, 0.3)];
+
+        let mut same = rules.clone();
+        blend(&mut same, &hits, Mode::Rules, &t);
+        assert_eq!(same, rules);
+
+        let mut h = rules.clone();
+        blend(&mut h, &hits, Mode::Blend, &t);
+        let mb = h.iter().find(|x| x.cause == Cause::MemoryBudget).unwrap();
+        assert_eq!(mb.rule, CASES_RULE);
+        assert!(mb.summary.starts_with("seen in 2 similar reports: fix of a-1"), "{}", mb.summary);
+        assert_eq!(mb.cases.len(), 2);
+        let cg = h.iter().find(|x| x.cause == Cause::CudaGraph).unwrap();
+        assert_eq!(cg.cases[0].case, "a-1", "an `also` cause is evidence too");
+        let sum: f64 = h.iter().map(|x| x.confidence).sum();
+        assert!((sum - 1.0).abs() < 0.03, "{sum}");
+        assert!(h.windows(2).all(|w| w[0].confidence >= w[1].confidence));
+
+        let mut only = rules.clone();
+        blend(&mut only, &hits, Mode::Cases, &t);
+        assert_eq!(only[0].cause, Cause::MemoryBudget);
+        assert!(only.iter().all(|x| x.cause != Cause::FrameworkBug));
+    }
+
+    #[test]
+    fn no_rule_fired_yields_to_the_cases_and_weak_cases_are_not_shown() {
+        let cs = [case("b-1", Cause::CommSetup, &[])];
+        let hits = vec![Hit { case: &cs[0], score: 0.25 }];
+        let t = Tuning::default();
+        let mut h = vec![hyp(Cause::Unknown, 1.0)];
+        blend(&mut h, &hits, Mode::Blend, &t);
+        assert_eq!(h.len(), 1);
+        assert_eq!(h[0].cause, Cause::CommSetup);
+        assert!(shown(&hits, false, &t).is_empty(), "0.25 is below the floor");
+        let strong = vec![Hit { case: &cs[0], score: 0.4 }];
+        assert_eq!(shown(&strong, false, &t).len(), 1);
+        assert!(shown(&strong, true, &t).is_empty(), "without a failure the floor is higher");
+    }
+}
