@@ -8,11 +8,11 @@
 
 use rosetta_cases::blend::{self, Mode, Tuning};
 use rosetta_cases::case::{self, batch_of, Labels};
-use rosetta_cases::vector::Features;
 use rosetta_cases::signature::Scope;
+use rosetta_cases::vector::Features;
 use rosetta_cases::{signature, Case, Hit, Library, Signature};
-use rosetta_log::LogFacts;
 use rosetta_kb::KnowledgeBase;
+use rosetta_log::LogFacts;
 use rosetta_report::Hypothesis;
 use rosetta_schema::Cause;
 use std::collections::BTreeMap;
@@ -105,7 +105,11 @@ fn main() {
             .map(|p| {
                 let (facts, _, _) = read(&kb, &gpus, &p);
                 let name = p.file_name().unwrap().to_string_lossy().into_owned();
-                let name = if name == "log.txt" { "h2-008 (clean run)".to_string() } else { name };
+                let name = if name == "log.txt" {
+                    "h2-008 (clean run)".to_string()
+                } else {
+                    name
+                };
                 (name, facts)
             })
             .collect()
@@ -119,22 +123,88 @@ fn main() {
     };
     let full = Library::embedded().unwrap();
     let built = library(&queries, Scope::Block, Features::default());
-    assert_eq!(full.cases(), built.cases(), "the embedded library is not what build.rs would build now");
+    assert_eq!(
+        full.cases(),
+        built.cases(),
+        "the embedded library is not what build.rs would build now"
+    );
 
     // 1. Representations.
     let d = Features::default();
-    let plain_words = Features { bigrams: false, split_idents: false, class_words: false, message_boost: 0, ..d };
+    let plain_words = Features {
+        bigrams: false,
+        split_idents: false,
+        class_words: false,
+        message_boost: 0,
+        ..d
+    };
     let variants: Vec<(&str, Scope, Features)> = vec![
         ("block: tf-idf words", Scope::Block, plain_words),
-        ("block: + identifier parts", Scope::Block, Features { bigrams: false, class_words: false, message_boost: 0, ..d }),
-        ("block: + bigrams", Scope::Block, Features { class_words: false, message_boost: 0, ..d }),
-        ("block: + class word", Scope::Block, Features { message_boost: 0, ..d }),
+        (
+            "block: + identifier parts",
+            Scope::Block,
+            Features {
+                bigrams: false,
+                class_words: false,
+                message_boost: 0,
+                ..d
+            },
+        ),
+        (
+            "block: + bigrams",
+            Scope::Block,
+            Features {
+                class_words: false,
+                message_boost: 0,
+                ..d
+            },
+        ),
+        (
+            "block: + class word",
+            Scope::Block,
+            Features {
+                message_boost: 0,
+                ..d
+            },
+        ),
         ("block: + message words twice (default)", Scope::Block, d),
-        ("block: + class and phase words", Scope::Block, Features { phase_words: true, ..d }),
-        ("block: + class, framework, arch words", Scope::Block, Features { context_words: true, ..d }),
-        ("block: Jaccard of templates", Scope::Block, Features { template_jaccard: true, ..d }),
-        ("block: message words three times", Scope::Block, Features { message_boost: 2, ..d }),
-        ("block: without frame headers", Scope::Block, Features { frames: false, ..d }),
+        (
+            "block: + class and phase words",
+            Scope::Block,
+            Features {
+                phase_words: true,
+                ..d
+            },
+        ),
+        (
+            "block: + class, framework, arch words",
+            Scope::Block,
+            Features {
+                context_words: true,
+                ..d
+            },
+        ),
+        (
+            "block: Jaccard of templates",
+            Scope::Block,
+            Features {
+                template_jaccard: true,
+                ..d
+            },
+        ),
+        (
+            "block: message words three times",
+            Scope::Block,
+            Features {
+                message_boost: 2,
+                ..d
+            },
+        ),
+        (
+            "block: without frame headers",
+            Scope::Block,
+            Features { frames: false, ..d },
+        ),
         ("all error lines: tf-idf words", Scope::Errors, plain_words),
         ("all error lines: default features", Scope::Errors, d),
         ("all kept lines: tf-idf words", Scope::Kept, plain_words),
@@ -168,7 +238,14 @@ fn main() {
         }
         let worst = negatives
             .iter()
-            .map(|(n, s)| (all.search(&signature::of_scope(s, *scope)).first().map_or(0.0, |h| h.score), n.as_str()))
+            .map(|(n, s)| {
+                (
+                    all.search(&signature::of_scope(s, *scope))
+                        .first()
+                        .map_or(0.0, |h| h.score),
+                    n.as_str(),
+                )
+            })
             .fold((0.0f32, ""), |a, b| if b.0 > a.0 { b } else { a });
         let n = queries.len() as f64;
         println!(
@@ -202,7 +279,11 @@ fn main() {
         let (mut r, mut w) = (0, 0);
         for (q, h) in queries.iter().zip(&hits) {
             if let Some(h) = h.first().filter(|h| h.score >= lo && h.score < hi) {
-                if q.right(h.case.labels.cause) { r += 1 } else { w += 1 }
+                if q.right(h.case.labels.cause) {
+                    r += 1
+                } else {
+                    w += 1
+                }
             }
         }
         println!("  [{lo:.1}, {hi:.1}): {r} right, {w} wrong");
@@ -230,7 +311,8 @@ fn main() {
         let best = full_lib.search(s);
         println!(
             "  {n}: {} ({}, fallback {})",
-            best.first().map_or("none".into(), |h| format!("{:.2} {}", h.score, h.case.id)),
+            best.first()
+                .map_or("none".into(), |h| format!("{:.2} {}", h.score, h.case.id)),
             s.lines.len(),
             s.is_fallback()
         );
@@ -252,7 +334,13 @@ fn main() {
         (a1, a3, n)
     };
     let mut grid = Vec::new();
-    let weights: Vec<f64> = if quick { vec![0.2, 0.3, 0.4] } else { (1..=18).map(|i| (i as f64 * 0.05 * 100.0).round() / 100.0).collect() };
+    let weights: Vec<f64> = if quick {
+        vec![0.2, 0.3, 0.4]
+    } else {
+        (1..=18)
+            .map(|i| (i as f64 * 0.05 * 100.0).round() / 100.0)
+            .collect()
+    };
     // Few free numbers, so that the choice does not fit the noise of six small
     // batches: the share of the votes, the lift to third place, how sharply
     // similarity counts. Each point is judged with its neighbours on the
@@ -260,7 +348,12 @@ fn main() {
     for &third in &[0.3, 0.4, 0.5, 2.0] {
         for &power in &[1.0, 2.0] {
             for &weight in &weights {
-                grid.push(Tuning { weight, third, power, ..Tuning::default() });
+                grid.push(Tuning {
+                    weight,
+                    third,
+                    power,
+                    ..Tuning::default()
+                });
             }
         }
     }
@@ -287,7 +380,10 @@ fn main() {
     };
     let chosen = best_on(&|_| true);
     println!("\nchosen on all batches (each scored without its own batch): {chosen:?}");
-    println!("the built-in tuning is the chosen one: {}", chosen == Tuning::default());
+    println!(
+        "the built-in tuning is the chosen one: {}",
+        chosen == Tuning::default()
+    );
     println!("\n| batch | cases | rules alone @1 / @3 | cases alone @1 / @3 | blended @1 / @3 | blended, weight tuned without the batch @1 / @3 |");
     println!("|---|---|---|---|---|---|");
     let pct = |x: usize, n: usize| 100.0 * x as f64 / n.max(1) as f64;
@@ -300,7 +396,10 @@ fn main() {
         let x = score(&chosen, Mode::Blend, &only);
         let nested = best_on(&|q: &Query| &q.batch != b);
         let y = score(&nested, Mode::Blend, &only);
-        for (i, v) in [r.0, r.1, c.0, c.1, x.0, x.1, y.0, y.1, r.2].iter().enumerate() {
+        for (i, v) in [r.0, r.1, c.0, c.1, x.0, x.1, y.0, y.1, r.2]
+            .iter()
+            .enumerate()
+        {
             totals[i] += v;
         }
         beats += (x.1 > r.1) as usize;
@@ -316,21 +415,52 @@ fn main() {
     let n = totals[8];
     println!(
         "| all | {n} | {:.0} / {:.0} | {:.0} / {:.0} | {:.0} / {:.0} | {:.0} / {:.0} |",
-        pct(totals[0], n), pct(totals[1], n), pct(totals[2], n), pct(totals[3], n),
-        pct(totals[4], n), pct(totals[5], n), pct(totals[6], n), pct(totals[7], n)
+        pct(totals[0], n),
+        pct(totals[1], n),
+        pct(totals[2], n),
+        pct(totals[3], n),
+        pct(totals[4], n),
+        pct(totals[5], n),
+        pct(totals[6], n),
+        pct(totals[7], n)
     );
-    println!("blended beats rules alone on cause@3 in {beats} of {} batches", batches.len());
-    let show: Vec<String> = std::env::var("MEASURE_SHOW").unwrap_or_default().split(',').map(str::to_string).collect();
+    println!(
+        "blended beats rules alone on cause@3 in {beats} of {} batches",
+        batches.len()
+    );
+    let show: Vec<String> = std::env::var("MEASURE_SHOW")
+        .unwrap_or_default()
+        .split(',')
+        .map(str::to_string)
+        .collect();
     for (q, h) in queries.iter().zip(&hits) {
         let mut hyps = q.rules.clone();
         blend::blend(&mut hyps, h, Mode::Blend, &chosen);
         let (r3, b3) = (q.at(&q.rules, 3), q.at(&hyps, 3));
         if r3 != b3 || show.contains(&q.id) || show.contains(&q.batch) && !b3 {
-            println!("  {} cause@3 {} -> {}  (label {} {:?})", q.id, r3, b3, q.labels.cause, q.labels.also);
-            let fmt = |v: &[Hypothesis]| v.iter().take(5).map(|h| format!("{} {:.2}", h.cause, h.confidence)).collect::<Vec<_>>().join(", ");
+            println!(
+                "  {} cause@3 {} -> {}  (label {} {:?})",
+                q.id, r3, b3, q.labels.cause, q.labels.also
+            );
+            let fmt = |v: &[Hypothesis]| {
+                v.iter()
+                    .take(5)
+                    .map(|h| format!("{} {:.2}", h.cause, h.confidence))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
             println!("     rules: {}", fmt(&q.rules));
             println!("     blend: {}", fmt(&hyps));
-            let near: Vec<String> = h.iter().take(7).map(|x| format!("{} {:.2} {}{:?}", x.case.id, x.score, x.case.labels.cause, x.case.labels.also)).collect();
+            let near: Vec<String> = h
+                .iter()
+                .take(7)
+                .map(|x| {
+                    format!(
+                        "{} {:.2} {}{:?}",
+                        x.case.id, x.score, x.case.labels.cause, x.case.labels.also
+                    )
+                })
+                .collect();
             println!("     near:  {}", near.join(" | "));
         }
     }

@@ -251,7 +251,9 @@ pub fn blend(hyps: &mut Vec<Hypothesis>, hits: &[Hit], mode: Mode, t: &Tuning) {
     }
     let n = scored.len();
     for (j, v) in votes.iter().enumerate() {
-        if (mode == Mode::Cases || v.share >= t.enter) && !scored.iter().any(|(_, _, h)| h.cause == v.cause) {
+        if (mode == Mode::Cases || v.share >= t.enter)
+            && !scored.iter().any(|(_, _, h)| h.cause == v.cause)
+        {
             scored.push((w * v.share, n + j, cases_hypothesis(v)));
         }
     }
@@ -261,7 +263,11 @@ pub fn blend(hyps: &mut Vec<Hypothesis>, hits: &[Hit], mode: Mode, t: &Tuning) {
     }
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     if let Some(v) = votes.first().filter(|v| v.share >= t.third) {
-        if let Some(i) = scored.iter().position(|x| x.2.cause == v.cause).filter(|&i| i > 2) {
+        if let Some(i) = scored
+            .iter()
+            .position(|x| x.2.cause == v.cause)
+            .filter(|&i| i > 2)
+        {
             let mut x = scored.remove(i);
             x.0 = x.0.max(scored[2].0);
             scored.insert(2, x);
@@ -341,7 +347,10 @@ mod tests {
         let t = Tuning::default();
         let v = votes(&hits, &t);
         assert_eq!(v[0].cause, Cause::MemoryBudget);
-        assert!(v.iter().all(|x| x.cause != Cause::KernelBug), "below the vote floor");
+        assert!(
+            v.iter().all(|x| x.cause != Cause::KernelBug),
+            "below the vote floor"
+        );
         let rules = vec![hyp(Cause::CudaGraph, 0.7), hyp(Cause::FrameworkBug, 0.3)];
 
         let mut same = rules.clone();
@@ -352,7 +361,12 @@ mod tests {
         blend(&mut h, &hits, Mode::Blend, &t);
         let mb = h.iter().find(|x| x.cause == Cause::MemoryBudget).unwrap();
         assert_eq!(mb.rule, CASES_RULE);
-        assert!(mb.summary.starts_with("seen in 2 similar reports: fix of a-1"), "{}", mb.summary);
+        assert!(
+            mb.summary
+                .starts_with("seen in 2 similar reports: fix of a-1"),
+            "{}",
+            mb.summary
+        );
         assert_eq!(mb.cases.len(), 2);
         let cg = h.iter().find(|x| x.cause == Cause::CudaGraph).unwrap();
         assert_eq!(cg.cases[0].case, "a-1", "an `also` cause is evidence too");
@@ -369,15 +383,27 @@ mod tests {
     #[test]
     fn no_rule_fired_yields_to_the_cases_and_weak_cases_are_not_shown() {
         let cs = [case("b-1", Cause::CommSetup, &[])];
-        let hits = vec![Hit { case: &cs[0], score: 0.25 }];
+        let hits = vec![Hit {
+            case: &cs[0],
+            score: 0.25,
+        }];
         let t = Tuning::default();
         let mut h = vec![hyp(Cause::Unknown, 1.0)];
         blend(&mut h, &hits, Mode::Blend, &t);
         assert_eq!(h.len(), 1);
         assert_eq!(h[0].cause, Cause::CommSetup);
-        assert!(shown(&hits, false, &t).is_empty(), "0.25 is below the floor");
-        let strong = vec![Hit { case: &cs[0], score: 0.4 }];
+        assert!(
+            shown(&hits, false, &t).is_empty(),
+            "0.25 is below the floor"
+        );
+        let strong = vec![Hit {
+            case: &cs[0],
+            score: 0.4,
+        }];
         assert_eq!(shown(&strong, false, &t).len(), 1);
-        assert!(shown(&strong, true, &t).is_empty(), "without a failure the floor is higher");
+        assert!(
+            shown(&strong, true, &t).is_empty(),
+            "without a failure the floor is higher"
+        );
     }
 }

@@ -89,10 +89,12 @@ impl Library {
                 continue;
             }
             let log = d.join("log.txt");
-            let facts = rosetta_log::read_logs(std::slice::from_ref(&log), &[], &[])
-                .map_err(|e| CasesError::Read {
-                    path: log.clone(),
-                    message: e.to_string(),
+            let facts =
+                rosetta_log::read_logs(std::slice::from_ref(&log), &[], &[]).map_err(|e| {
+                    CasesError::Read {
+                        path: log.clone(),
+                        message: e.to_string(),
+                    }
                 })?;
             let sig = signature::of(&facts);
             if sig.is_empty() {
@@ -158,9 +160,17 @@ mod tests {
         let lib = Library::embedded().unwrap();
         assert!(lib.cases().len() > 200, "{}", lib.cases().len());
         for b in ["h2", "rx", "ry", "rz", "rw", "rv", "ru"] {
-            assert!(lib.cases().iter().any(|c| c.batch() == b), "no case of batch {b}");
+            assert!(
+                lib.cases().iter().any(|c| c.batch() == b),
+                "no case of batch {b}"
+            );
         }
-        assert!(lib.cases().iter().all(|c| !c.sig.is_empty() && c.labels.source.starts_with("http") || c.batch() == "h2"));
+        assert!(
+            lib.cases()
+                .iter()
+                .all(|c| !c.sig.is_empty() && c.labels.source.starts_with("http")
+                    || c.batch() == "h2")
+        );
     }
 
     #[test]

@@ -52,10 +52,9 @@ impl Signature {
 
     /// The value of a tag (`class`, `phase`, `framework`).
     pub fn tag(&self, key: &str) -> Option<&str> {
-        self.tags.iter().find_map(|t| {
-            t.strip_prefix(key)
-                .and_then(|r| r.strip_prefix('='))
-        })
+        self.tags
+            .iter()
+            .find_map(|t| t.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
     }
 
     /// True when rosetta found no failure and the lines are the log's last
@@ -120,7 +119,10 @@ pub fn of_scope(facts: &LogFacts, scope: Scope) -> Signature {
         sig.tags.push(format!("phase={}", f.phase));
     }
     if let Some(fw) = &facts.extracted.framework {
-        sig.tags.push(format!("framework={}", fw.to_ascii_lowercase().replace(' ', "-")));
+        sig.tags.push(format!(
+            "framework={}",
+            fw.to_ascii_lowercase().replace(' ', "-")
+        ));
     }
     for a in &facts.extracted.arch_mentions {
         let t = format!("arch={}", a.value.to_ascii_lowercase());
@@ -191,7 +193,10 @@ fn masks() -> &'static [(Regex, &'static str)] {
             (r"\b0[xX][0-9a-fA-F]+\b", "<hex>"),
             (r"\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b", "<ip>"),
             // Long hex or mixed runs: hashes, container and request ids.
-            (r"\b[0-9a-f]*\d[0-9a-f]*[a-f][0-9a-f]*\b|\b[0-9a-f]*[a-f][0-9a-f]*\d[0-9a-f]*\b", "<hexword>"),
+            (
+                r"\b[0-9a-f]*\d[0-9a-f]*[a-f][0-9a-f]*\b|\b[0-9a-f]*[a-f][0-9a-f]*\d[0-9a-f]*\b",
+                "<hexword>",
+            ),
             // Numbers standing alone (`sm_120`, `fp8`, `TP3` keep theirs).
             (r"\b\d+(?:\.\d+)*", "<n>"),
         ]
@@ -263,9 +268,15 @@ mod tests {
             mask("no kernel image for sm_120 at 0x7f3a2b, request 3f2c1a9e-1b2c-4d5e-8f90-1234567890ab"),
             "no kernel image for sm_120 at <hex>, request <id>"
         );
-        assert_eq!(mask("connect to 10.0.0.12:29500 failed"), "connect to <ip> failed");
+        assert_eq!(
+            mask("connect to 10.0.0.12:29500 failed"),
+            "connect to <ip> failed"
+        );
         assert_eq!(mask("commit deadbeef12 fp8 TP3"), "commit <hex> fp8 TP3");
-        assert_eq!(mask("see https://github.com/a/b/issues/1 now"), "see <url> now");
+        assert_eq!(
+            mask("see https://github.com/a/b/issues/1 now"),
+            "see <url> now"
+        );
     }
 
     #[test]

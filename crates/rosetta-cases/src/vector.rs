@@ -70,7 +70,12 @@ impl Default for Features {
 /// two long, not all digits) and hands each to `word`, with its identifier
 /// parts (`flash_fwd_kernel` -> `flash`, `fwd`, `kernel`; `AcceleratorError` ->
 /// `Accelerator`, `Error`) to `part` when there are several.
-fn words<'a>(line: &'a str, split: bool, word: &mut dyn FnMut(&'a str), part: &mut dyn FnMut(&'a str)) {
+fn words<'a>(
+    line: &'a str,
+    split: bool,
+    word: &mut dyn FnMut(&'a str),
+    part: &mut dyn FnMut(&'a str),
+) {
     for raw in line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
         let w = raw.trim_matches('_');
         if w.len() < 2 || w.bytes().all(|b| b.is_ascii_digit()) {
@@ -109,7 +114,11 @@ fn each_term<'a>(sig: &'a Signature, f: Features, emit: &mut dyn FnMut(&[&'a str
     for t in tags(sig, f) {
         emit(&[t]);
     }
-    let boost = if sig.is_fallback() { 0 } else { f.message_boost };
+    let boost = if sig.is_fallback() {
+        0
+    } else {
+        f.message_boost
+    };
     let mut ws: Vec<&str> = Vec::new();
     let mut parts: Vec<&str> = Vec::new();
     for (i, line) in sig.lines.iter().enumerate() {
@@ -117,7 +126,9 @@ fn each_term<'a>(sig: &'a Signature, f: Features, emit: &mut dyn FnMut(&[&'a str
             continue;
         }
         ws.clear();
-        words(line, f.split_idents, &mut |w| ws.push(w), &mut |p| parts.push(p));
+        words(line, f.split_idents, &mut |w| ws.push(w), &mut |p| {
+            parts.push(p)
+        });
         let copies = if i == 0 { 1 + boost } else { 1 };
         for _ in 0..copies {
             if f.bigrams {
@@ -210,7 +221,8 @@ impl Index {
         ix.idf = (0..=sigs.len())
             .map(|df| ((1.0 + n) / (1.0 + df as f32)).ln() + 1.0)
             .collect();
-        ix.df.reserve(per_doc.iter().map(Vec::len).sum::<usize>() / 2);
+        ix.df
+            .reserve(per_doc.iter().map(Vec::len).sum::<usize>() / 2);
         for doc in &per_doc {
             for (id, _) in doc {
                 *ix.df.entry(*id).or_default() += 1;
@@ -328,7 +340,16 @@ mod tests {
             &sig("x", &["torch.AcceleratorError in flash_fwd_kernel"]),
             Features::default(),
         );
-        for w in ["acceleratorerror", "accelerator", "error", "flash_fwd_kernel", "flash", "fwd", "in flash_fwd_kernel", "class=x"] {
+        for w in [
+            "acceleratorerror",
+            "accelerator",
+            "error",
+            "flash_fwd_kernel",
+            "flash",
+            "fwd",
+            "in flash_fwd_kernel",
+            "class=x",
+        ] {
             assert!(t.iter().any(|x| x == w), "{w} missing from {t:?}");
         }
     }
@@ -336,11 +357,26 @@ mod tests {
     #[test]
     fn a_document_is_most_similar_to_itself() {
         let docs = vec![
-            sig("gpu-oom", &["CUDA out of memory. Tried to allocate <n> GiB"]),
-            sig("comm-error", &["NCCL error: unhandled system error", "ncclSystemError"]),
-            sig("import-error", &["ModuleNotFoundError: No module named 'vllm._C'"]),
+            sig(
+                "gpu-oom",
+                &["CUDA out of memory. Tried to allocate <n> GiB"],
+            ),
+            sig(
+                "comm-error",
+                &["NCCL error: unhandled system error", "ncclSystemError"],
+            ),
+            sig(
+                "import-error",
+                &["ModuleNotFoundError: No module named 'vllm._C'"],
+            ),
         ];
-        for f in [Features::default(), Features { template_jaccard: true, ..Features::default() }] {
+        for f in [
+            Features::default(),
+            Features {
+                template_jaccard: true,
+                ..Features::default()
+            },
+        ] {
             let ix = Index::build(&docs, f);
             for (i, d) in docs.iter().enumerate() {
                 let s = ix.scores(d);

@@ -619,7 +619,11 @@ fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
                 "<tr><td>{:.2}</td><td>{}</td><td><code>{}</code> ({} in {})</td><td>{}</td></tr>",
                 s.score,
                 if s.source.starts_with("http") {
-                    format!("<a href=\"{}\">{}</a>", esc(&s.source), esc(&thread_name(&s.source)))
+                    format!(
+                        "<a href=\"{}\">{}</a>",
+                        esc(&s.source),
+                        esc(&thread_name(&s.source))
+                    )
                 } else {
                     esc(&s.source)
                 },
@@ -769,7 +773,11 @@ mod tests {
     #[test]
     fn similar_reports_render_in_every_format() {
         let r = with_similar();
-        for (name, f) in [("text", Format::Text), ("markdown", Format::Markdown), ("html", Format::Html)] {
+        for (name, f) in [
+            ("text", Format::Text),
+            ("markdown", Format::Markdown),
+            ("html", Format::Html),
+        ] {
             let mut out = Vec::new();
             render(&r, f, Style::default(), &mut out).unwrap();
             insta::assert_snapshot!(format!("similar_{name}"), String::from_utf8(out).unwrap());

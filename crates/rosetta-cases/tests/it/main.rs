@@ -28,11 +28,12 @@ fn cases() -> Cases {
 #[test]
 fn logs_that_resemble_nothing_get_no_similar_report_and_no_new_cause() {
     let kb = rosetta_kb::KnowledgeBase::embedded().unwrap();
-    let mut logs: Vec<PathBuf> = std::fs::read_dir(repo().join("crates/rosetta-cases/tests/unrelated"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .collect();
+    let mut logs: Vec<PathBuf> =
+        std::fs::read_dir(repo().join("crates/rosetta-cases/tests/unrelated"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
     logs.push(repo().join("corpus/cases/h2-008/log.txt"));
     assert!(logs.len() >= 10);
     let cases = cases();
@@ -41,7 +42,12 @@ fn logs_that_resemble_nothing_get_no_similar_report_and_no_new_cause() {
         let mut report = rosetta_kb::report::build(&kb, &f, None);
         let before = report.hypotheses.clone();
         cases.apply(&f, &mut report);
-        assert!(report.similar.is_empty(), "{}: {:?}", log.display(), report.similar);
+        assert!(
+            report.similar.is_empty(),
+            "{}: {:?}",
+            log.display(),
+            report.similar
+        );
         if f.failure.is_none() {
             assert_eq!(report.hypotheses, before, "{}", log.display());
         }
@@ -59,17 +65,31 @@ fn every_corpus_case_finds_itself_first_and_never_without_its_batch() {
             continue; // the clean run is not in the library
         };
         let sig = signature::of(&facts(&dir.join("log.txt")));
-        assert_eq!(sig.to_text(), case.sig, "{id}: build.rs cut another signature");
+        assert_eq!(
+            sig.to_text(),
+            case.sig,
+            "{id}: build.rs cut another signature"
+        );
         let hits = full.search(&sig);
         let top = hits[0].score;
         assert!(top > 0.999, "{id}: {top}");
-        assert!(hits.iter().take_while(|h| h.score >= top - 1e-4).any(|h| h.case.id == id), "{id}");
+        assert!(
+            hits.iter()
+                .take_while(|h| h.score >= top - 1e-4)
+                .any(|h| h.case.id == id),
+            "{id}"
+        );
         let lobo = without.entry(batch_of(&id).to_string()).or_insert_with(|| {
             let mut l = Library::from_cases(full.cases().to_vec());
             l.exclude(&[batch_of(&id)]);
             l
         });
-        assert!(lobo.search(&sig).iter().all(|h| h.case.batch() != batch_of(&id)), "{id}");
+        assert!(
+            lobo.search(&sig)
+                .iter()
+                .all(|h| h.case.batch() != batch_of(&id)),
+            "{id}"
+        );
         n += 1;
     }
     assert!(n > 200, "{n}");
@@ -105,12 +125,27 @@ fn a_team_folder_adds_its_cases_and_they_are_found() {
 #[test]
 fn a_bad_team_case_is_a_one_line_error_naming_the_file() {
     let tmp = tempfile::tempdir().unwrap();
-    write_case(tmp.path(), "acme-002", TEAM_LOG, &TEAM_EXPECT.replace("weight-layout", "gremlins"));
-    let err = Library::embedded().unwrap().add_dir(tmp.path()).unwrap_err().to_string();
-    assert!(err.contains("acme-002") && err.contains("expect.toml"), "{err}");
+    write_case(
+        tmp.path(),
+        "acme-002",
+        TEAM_LOG,
+        &TEAM_EXPECT.replace("weight-layout", "gremlins"),
+    );
+    let err = Library::embedded()
+        .unwrap()
+        .add_dir(tmp.path())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("acme-002") && err.contains("expect.toml"),
+        "{err}"
+    );
     assert!(err.contains("gremlins"), "{err}");
     assert!(!err.contains('\n'), "{err}");
-    let missing = Library::empty().add_dir(&tmp.path().join("nope")).unwrap_err().to_string();
+    let missing = Library::empty()
+        .add_dir(&tmp.path().join("nope"))
+        .unwrap_err()
+        .to_string();
     assert!(missing.contains("nope"), "{missing}");
 }
 

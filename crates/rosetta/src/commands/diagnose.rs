@@ -14,8 +14,7 @@ pub fn run(args: DiagnoseArgs) -> Outcome {
     for dir in &args.kb {
         kb.add_dir(dir).context("cannot load --kb rules")?;
     }
-    let cases =
-        rosetta_cases::Cases::for_diagnose(&args.cases).context("cannot load --cases")?;
+    let cases = rosetta_cases::Cases::for_diagnose(&args.cases).context("cannot load --cases")?;
     let machine = match &args.env {
         Some(path) => Some(super::env_facts::load(path)?),
         None => None,

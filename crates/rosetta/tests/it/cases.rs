@@ -11,28 +11,49 @@ fn json_env(args: &[&str], env: &[(&str, &str)]) -> serde_json::Value {
         .envs(env.iter().copied())
         .output()
         .expect("rosetta runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
 fn corpus_log(id: &str) -> String {
-    repo().join("corpus/cases").join(id).join("log.txt").display().to_string()
+    repo()
+        .join("corpus/cases")
+        .join(id)
+        .join("log.txt")
+        .display()
+        .to_string()
 }
 
 #[test]
 fn a_corpus_log_finds_its_own_report_first_with_the_contract_fields() {
-    let v = json_env(&["diagnose", "--format", "json", &corpus_log("rx-001")], &[]);
+    let v = json_env(
+        &["diagnose", "--format", "json", &corpus_log("rx-001")],
+        &[],
+    );
     let similar = v["similar"].as_array().unwrap();
     assert!(!similar.is_empty() && similar.len() <= 5, "{similar:?}");
     let first = &similar[0];
     assert_eq!(first["case"], "rx-001");
-    assert_eq!(first["source"], "https://github.com/pytorch/torchtitan/issues/853");
+    assert_eq!(
+        first["source"],
+        "https://github.com/pytorch/torchtitan/issues/853"
+    );
     assert_eq!(first["cause"], "comm-setup");
     for key in ["class", "phase", "fix", "score"] {
         assert!(!first[key].is_null(), "{key} missing: {first}");
     }
-    let scores: Vec<f64> = similar.iter().map(|s| s["score"].as_f64().unwrap()).collect();
-    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "best first: {scores:?}");
+    let scores: Vec<f64> = similar
+        .iter()
+        .map(|s| s["score"].as_f64().unwrap())
+        .collect();
+    assert!(
+        scores.windows(2).all(|w| w[0] >= w[1]),
+        "best first: {scores:?}"
+    );
     assert!(scores[0] > 0.99, "{scores:?}");
 }
 
@@ -47,7 +68,10 @@ fn leaving_its_batch_out_keeps_a_case_out_of_its_own_library() {
     }
     let rules = json_env(
         &["diagnose", "--format", "json", &corpus_log("rx-001")],
-        &[("ROSETTA_CASES_EXCLUDE", "rx"), ("ROSETTA_CASES_MODE", "rules")],
+        &[
+            ("ROSETTA_CASES_EXCLUDE", "rx"),
+            ("ROSETTA_CASES_MODE", "rules"),
+        ],
     );
     assert!(rules["hypotheses"]
         .as_array()
@@ -100,14 +124,27 @@ fn a_team_cases_folder_is_searched_and_a_bad_label_is_exit_2() {
         .iter()
         .map(|h| h["cause"].as_str().unwrap())
         .collect();
-    assert!(causes[..3.min(causes.len())].contains(&"weight-layout"), "{causes:?}");
+    assert!(
+        causes[..3.min(causes.len())].contains(&"weight-layout"),
+        "{causes:?}"
+    );
     let text = run(&["diagnose", "--cases", &dir, &q]);
     let text = String::from_utf8(text.stdout).unwrap();
-    assert!(text.contains("SIMILAR REPORTS") && text.contains("tracker.example.invalid/ACME-42"), "{text}");
+    assert!(
+        text.contains("SIMILAR REPORTS") && text.contains("tracker.example.invalid/ACME-42"),
+        "{text}"
+    );
 
-    std::fs::write(case.join("expect.toml"), "source = \"x\"\nclass = \"gremlins\"\n").unwrap();
+    std::fs::write(
+        case.join("expect.toml"),
+        "source = \"x\"\nclass = \"gremlins\"\n",
+    )
+    .unwrap();
     let out = run(&["diagnose", "--cases", &dir, &q]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("expect.toml") && err.lines().count() == 1, "{err}");
+    assert!(
+        err.contains("expect.toml") && err.lines().count() == 1,
+        "{err}"
+    );
 }
