@@ -920,6 +920,7 @@ pub fn diagnose(kb: &KnowledgeBase, ctx: &Context) -> Scored {
             experiments: tries.into_iter().map(|(_, t)| t).collect(),
             references,
             also_rules: fs[1..].iter().map(|f| f.rule.id().to_string()).collect(),
+            cases: Vec::new(),
         });
     }
     if scored.hypotheses.is_empty() {
@@ -937,6 +938,7 @@ pub fn diagnose(kb: &KnowledgeBase, ctx: &Context) -> Scored {
                 experiments: vec![],
                 references: vec![],
                 also_rules: vec![],
+                cases: vec![],
             });
         }
     }

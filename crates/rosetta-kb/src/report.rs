@@ -205,5 +205,6 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
                 .collect(),
             args: log.extracted.args.len(),
         },
+        similar: Vec::new(),
     }
 }

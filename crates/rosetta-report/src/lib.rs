@@ -10,4 +10,4 @@ mod render;
 
 pub use model::*;
 pub use redact::redact;
-pub use render::{render, Format, Style};
+pub use render::{render, thread_name, Format, Style};

@@ -26,6 +26,9 @@ pub struct Report {
     pub warning_total: u64,
     /// Facts read from the log (and the machine, with `--env`).
     pub facts: Facts,
+    /// Labelled real reports whose failure resembles this one, most similar first.
+    #[serde(default)]
+    pub similar: Vec<Similar>,
 }
 
 /// One input.
@@ -131,6 +134,39 @@ pub struct Hypothesis {
     /// Other rules that support the same cause.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub also_rules: Vec<String>,
+    /// Labelled reports with a failure like this one that name this cause.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cases: Vec<CaseRef>,
+}
+
+/// A labelled report behind a hypothesis.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaseRef {
+    /// The case id (as in `similar[].case`).
+    pub case: String,
+    /// The upstream thread.
+    pub source: String,
+    /// Similarity of the failure blocks, 0..1.
+    pub score: f64,
+}
+
+/// A labelled real report whose failure resembles this one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Similar {
+    /// The case id (`rx-012`), or the folder name of a team's own case.
+    pub case: String,
+    /// The upstream thread.
+    pub source: String,
+    /// Its failure class.
+    pub class: FailureClass,
+    /// Its phase.
+    pub phase: Phase,
+    /// Its established cause.
+    pub cause: Cause,
+    /// What fixed it, in one line.
+    pub fix: String,
+    /// Similarity of the failure blocks, 0..1.
+    pub score: f64,
 }
 
 /// A line that supports a hypothesis (or a fact of the machine, with no line).

@@ -1,9 +1,11 @@
 //! Renderers over the report model. Text is for a person in a terminal: the
 //! failure first, then the causes with their evidence and what to try, then
 //! the timeline and the warnings; colour only when asked. Markdown is for
-//! pasting into an upstream issue; HTML is one standalone page.
+//! pasting into an upstream issue; HTML is one standalone page. Every format
+//! ends the diagnosis with the similar reports: the thread, its one-line fix,
+//! and how similar it is.
 
-use crate::model::{Hypothesis, Report};
+use crate::model::{Hypothesis, Report, Similar};
 use anstyle::{AnsiColor, Effects, Style as AStyle};
 use std::io::{self, Write};
 
@@ -136,6 +138,7 @@ fn text(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
         for n in &r.notes {
             writeln!(w, "   note  {}", n)?;
         }
+        similar_text(&r.similar, &p, w)?;
         return timeline_and_warnings(r, &p, w);
     };
     let mut where_ = vec![f.class.to_string(), f.phase.to_string()];
@@ -212,7 +215,53 @@ fn text(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
         }
         writeln!(w)?;
     }
+    similar_text(&r.similar, &p, w)?;
     timeline_and_warnings(r, &p, w)
+}
+
+/// `owner/repo#123` for a GitHub thread, else the address as given.
+pub fn thread_name(url: &str) -> String {
+    let rest = url
+        .strip_prefix("https://github.com/")
+        .or_else(|| url.strip_prefix("http://github.com/"));
+    if let Some(rest) = rest {
+        let parts: Vec<&str> = rest.split(['/', '#', '?']).collect();
+        if parts.len() >= 4
+            && matches!(parts[2], "issues" | "pull" | "discussions")
+            && parts[3].bytes().all(|b| b.is_ascii_digit())
+            && !parts[3].is_empty()
+        {
+            return format!("{}/{}#{}", parts[0], parts[1], parts[3]);
+        }
+    }
+    url.to_string()
+}
+
+fn similar_text(similar: &[Similar], p: &Paint, w: &mut dyn Write) -> io::Result<()> {
+    if similar.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        w,
+        "{}  {}",
+        p.head("SIMILAR REPORTS"),
+        p.dim("labelled upstream reports whose failure looks like this one")
+    )?;
+    for s in similar {
+        writeln!(
+            w,
+            "   {:.2}  {}  {} · {}  {}",
+            s.score,
+            p.cause(s.cause.as_str()),
+            s.class,
+            s.phase,
+            s.source
+        )?;
+        if !s.fix.is_empty() {
+            writeln!(w, "         fix  {}", cut(&s.fix, 140))?;
+        }
+    }
+    writeln!(w)
 }
 
 fn hypothesis_text(n: usize, h: &Hypothesis, p: &Paint, w: &mut dyn Write) -> io::Result<()> {
@@ -236,6 +285,9 @@ fn hypothesis_text(n: usize, h: &Hypothesis, p: &Paint, w: &mut dyn Write) -> io
     }
     if let Some(why) = &h.why {
         writeln!(w, "     {:<9} {}", "why", cut(why, 160))?;
+    }
+    if !h.cases.is_empty() {
+        writeln!(w, "     {:<9} {}", "reports", cut(&cases_text(h), 140))?;
     }
     for (i, x) in h.experiments.iter().take(3).enumerate() {
         let label = if i == 0 { "try" } else { "" };
@@ -338,6 +390,31 @@ fn human_bytes(b: u64) -> String {
     }
 }
 
+/// The reports behind a hypothesis: thread (or case id) and similarity.
+fn cases_text(h: &Hypothesis) -> String {
+    h.cases
+        .iter()
+        .map(|c| {
+            let name = if c.source.starts_with("http") {
+                thread_name(&c.source)
+            } else {
+                c.case.clone()
+            };
+            format!("{name} ({:.2})", c.score)
+        })
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+/// The summary, and the similar reports that name the same cause.
+fn summary_with_cases(h: &Hypothesis) -> String {
+    if h.cases.is_empty() {
+        h.summary.clone()
+    } else {
+        format!("{} — similar reports: {}", h.summary, cases_text(h))
+    }
+}
+
 fn md_escape(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
@@ -375,7 +452,7 @@ fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
                 i + 1,
                 h.cause,
                 h.confidence,
-                md_escape(&h.summary),
+                md_escape(&summary_with_cases(h)),
                 md_escape(&h.experiments.first().cloned().unwrap_or_default())
             )?;
         }
@@ -412,6 +489,29 @@ fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
         writeln!(w)?;
         for n in &r.notes {
             writeln!(w, "- {}", md_escape(n))?;
+        }
+    }
+    if !r.similar.is_empty() {
+        writeln!(w)?;
+        writeln!(w, "**Similar reports**")?;
+        writeln!(w)?;
+        writeln!(w, "| similarity | thread | cause | fix |")?;
+        writeln!(w, "|---|---|---|---|")?;
+        for s in &r.similar {
+            writeln!(
+                w,
+                "| {:.2} | {} | `{}` ({} in {}) | {} |",
+                s.score,
+                if s.source.starts_with("http") {
+                    format!("[{}]({})", md_escape(&thread_name(&s.source)), s.source)
+                } else {
+                    md_escape(&s.source)
+                },
+                s.cause,
+                s.class,
+                s.phase,
+                md_escape(&s.fix)
+            )?;
         }
     }
     if !r.timeline.is_empty() {
@@ -500,7 +600,7 @@ fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
                 .iter()
                 .map(|x| format!("<li>{}</li>", esc(x)))
                 .collect();
-            writeln!(w, "<tr><td>{}</td><td><code>{}</code></td><td>{:.2}</td><td>{}{}</td><td><ul>{}</ul></td></tr>", i + 1, h.cause, h.confidence, esc(&h.summary), ev, tries)?;
+            writeln!(w, "<tr><td>{}</td><td><code>{}</code></td><td>{:.2}</td><td>{}{}</td><td><ul>{}</ul></td></tr>", i + 1, h.cause, h.confidence, esc(&summary_with_cases(h)), ev, tries)?;
         }
         writeln!(w, "</table>")?;
     }
@@ -510,6 +610,30 @@ fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
             writeln!(w, "<li>{}</li>", esc(n))?;
         }
         writeln!(w, "</ul>")?;
+    }
+    if !r.similar.is_empty() {
+        writeln!(w, "<h2>Similar reports</h2><table><tr><th>similarity</th><th>thread</th><th>cause</th><th>fix</th></tr>")?;
+        for s in &r.similar {
+            writeln!(
+                w,
+                "<tr><td>{:.2}</td><td>{}</td><td><code>{}</code> ({} in {})</td><td>{}</td></tr>",
+                s.score,
+                if s.source.starts_with("http") {
+                    format!(
+                        "<a href=\"{}\">{}</a>",
+                        esc(&s.source),
+                        esc(&thread_name(&s.source))
+                    )
+                } else {
+                    esc(&s.source)
+                },
+                s.cause,
+                s.class,
+                s.phase,
+                esc(&s.fix)
+            )?;
+        }
+        writeln!(w, "</table>")?;
     }
     if !r.timeline.is_empty() {
         writeln!(w, "<h2>Timeline</h2><ol>")?;
@@ -550,6 +674,121 @@ mod tests {
     #[test]
     fn ranks_compress_to_ranges() {
         assert_eq!(ranks_text(&[0, 1, 2, 3, 5, 7, 8]), "0-3,5,7-8");
+    }
+
+    #[test]
+    fn threads_get_short_names() {
+        assert_eq!(
+            thread_name("https://github.com/vllm-project/vllm/issues/12345"),
+            "vllm-project/vllm#12345"
+        );
+        assert_eq!(
+            thread_name("https://github.com/sgl-project/sglang/pull/77#issuecomment-1"),
+            "sgl-project/sglang#77"
+        );
+        assert_eq!(thread_name("rosetta probe x.py"), "rosetta probe x.py");
+        assert_eq!(
+            thread_name("https://github.com/a/b/blob/main/x.py"),
+            "https://github.com/a/b/blob/main/x.py"
+        );
+    }
+
+    /// A report with similar reports and a cause only they name, in every format.
+    fn with_similar() -> Report {
+        use crate::model::{CaseRef, Failure, Similar};
+        use rosetta_schema::{Cause, FailureClass, Phase};
+        let case = |id: &str, url: &str, score: f64| CaseRef {
+            case: id.into(),
+            source: url.into(),
+            score,
+        };
+        Report {
+            rosetta: "rosetta test".into(),
+            failure: Some(Failure {
+                class: FailureClass::CommError,
+                phase: Phase::CommInit,
+                rank: Some(0),
+                ranks: vec![0, 1],
+                line: 12,
+                file: None,
+                time: None,
+                message: "torch.distributed.DistBackendError: NCCL error: unhandled system error".into(),
+                exception: None,
+                surfaced: None,
+                asynchronous: false,
+                sync_point: None,
+                phase_reason: "the first collective".into(),
+                frames: vec![],
+            }),
+            hypotheses: vec![
+                Hypothesis {
+                    cause: Cause::CommSetup,
+                    rule: "nccl-unhandled-system-error".into(),
+                    confidence: 0.62,
+                    summary: "NCCL could not set up its transport".into(),
+                    why: None,
+                    evidence: vec![],
+                    experiments: vec!["NCCL_DEBUG=INFO  (env var + restart)".into()],
+                    references: vec![],
+                    also_rules: vec![],
+                    cases: vec![case("rx-001", "https://github.com/pytorch/torchtitan/issues/853", 0.71)],
+                },
+                Hypothesis {
+                    cause: Cause::DriverEnv,
+                    rule: "similar-reports".into(),
+                    confidence: 0.38,
+                    summary: "seen in 1 similar report: Run the container with a larger /dev/shm".into(),
+                    why: Some("no rule fired for driver-env; the labelled reports whose failure looks most like this one name it".into()),
+                    evidence: vec![],
+                    experiments: vec!["Run the container with a larger /dev/shm  (as in pytorch/torchtitan#853)".into()],
+                    references: vec!["https://github.com/pytorch/torchtitan/issues/853".into()],
+                    also_rules: vec![],
+                    cases: vec![case("rx-001", "https://github.com/pytorch/torchtitan/issues/853", 0.71)],
+                },
+            ],
+            similar: vec![
+                Similar {
+                    case: "rx-001".into(),
+                    source: "https://github.com/pytorch/torchtitan/issues/853".into(),
+                    class: FailureClass::HostOom,
+                    phase: Phase::CommInit,
+                    cause: Cause::CommSetup,
+                    fix: "Run the container with a larger /dev/shm (--shm-size=1g).".into(),
+                    score: 0.71,
+                },
+                Similar {
+                    case: "h2-015".into(),
+                    source: "rosetta probe corpus/probes/port_taken.py, run on an NVIDIA H200".into(),
+                    class: FailureClass::CommError,
+                    phase: Phase::CommInit,
+                    cause: Cause::CommSetup,
+                    fix: "Pick a free --master-port | <or> stop the old job.".into(),
+                    score: 0.34,
+                },
+            ],
+            ..Report::default()
+        }
+    }
+
+    #[test]
+    fn similar_reports_render_in_every_format() {
+        let r = with_similar();
+        for (name, f) in [
+            ("text", Format::Text),
+            ("markdown", Format::Markdown),
+            ("html", Format::Html),
+        ] {
+            let mut out = Vec::new();
+            render(&r, f, Style::default(), &mut out).unwrap();
+            insta::assert_snapshot!(format!("similar_{name}"), String::from_utf8(out).unwrap());
+        }
+        let mut out = Vec::new();
+        render(&r, Format::Json, Style::default(), &mut out).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["similar"][0]["case"], "rx-001");
+        assert_eq!(v["similar"][0]["cause"], "comm-setup");
+        assert_eq!(v["hypotheses"][1]["cases"][0]["score"], 0.71);
+        assert!(v["hypotheses"][0].get("also_rules").is_none());
     }
 
     #[test]

@@ -69,6 +69,10 @@ pub struct DiagnoseArgs {
     /// Extra rule folders, added to the built-in knowledge base.
     #[arg(long = "kb", value_name = "DIR")]
     pub kb: Vec<PathBuf>,
+    /// Folders of your own labelled cases (`NAME/log.txt` + `NAME/expect.toml`), added to the
+    /// built-in library of similar reports.
+    #[arg(long = "cases", value_name = "DIR")]
+    pub cases: Vec<PathBuf>,
     /// A `rosetta env --format json` file of the machine that crashed: its facts become evidence.
     #[arg(long, value_name = "FILE")]
     pub env: Option<PathBuf>,

@@ -14,6 +14,7 @@ pub fn run(args: DiagnoseArgs) -> Outcome {
     for dir in &args.kb {
         kb.add_dir(dir).context("cannot load --kb rules")?;
     }
+    let cases = rosetta_cases::Cases::for_diagnose(&args.cases).context("cannot load --cases")?;
     let machine = match &args.env {
         Some(path) => Some(super::env_facts::load(path)?),
         None => None,
@@ -21,6 +22,7 @@ pub fn run(args: DiagnoseArgs) -> Outcome {
     let gpu_names: Vec<&str> = rosetta_kb::tables::GpuTable::embedded().names().collect();
     let facts = rosetta_log::read_logs(&args.logs, kb.vocabulary(), &kb.literals(), &gpu_names)?;
     let mut report = rosetta_kb::report::build(&kb, &facts, machine.as_ref());
+    cases.apply(&facts, &mut report);
     if args.redact {
         report = rosetta_report::redact(&report);
     }

@@ -5,6 +5,7 @@
 //! test, and `config` on configs written by the test.
 
 mod bad_input;
+mod cases;
 mod config;
 mod diagnose;
 mod snapshots_test;

@@ -1,0 +1,59 @@
+//! Compiles the case library embedded in the binary: every labelled case under
+//! `corpus/cases/` (not `../shared/cases`, the evaluation set) is read with
+//! `rosetta-log` exactly as `diagnose` reads a user's log, and only its labels
+//! and signature (the masked failure block) are kept, as JSON, deflated.
+//! Whole logs are never embedded.
+
+#[path = "src/case.rs"]
+#[allow(dead_code)]
+mod case;
+#[path = "src/signature.rs"]
+#[allow(dead_code)]
+mod signature;
+
+use std::io::Write as _;
+use std::path::PathBuf;
+
+fn main() {
+    let manifest =
+        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let root = manifest.join("../../corpus/cases");
+    println!("cargo:rerun-if-changed={}", root.display());
+    println!("cargo:rerun-if-changed=src/signature.rs");
+    println!("cargo:rerun-if-changed=src/case.rs");
+    let dirs = case::case_dirs(&root)
+        .unwrap_or_else(|e| panic!("cannot read the case corpus {}: {e}", root.display()));
+    let mut cases = Vec::new();
+    for dir in dirs {
+        let expect = dir.join("expect.toml");
+        let labels = case::read_labels(&expect)
+            .unwrap_or_else(|e| panic!("bad case labels {}: {e}", expect.display()));
+        if labels.class == rosetta_schema::FailureClass::None {
+            // A clean run is a control, not a report anyone would be pointed to.
+            continue;
+        }
+        let log = dir.join("log.txt");
+        let facts = rosetta_log::read_logs(std::slice::from_ref(&log), &[], &[])
+            .unwrap_or_else(|e| panic!("cannot read case log {}: {e}", log.display()));
+        let sig = signature::of(&facts);
+        if sig.is_empty() {
+            continue;
+        }
+        let id = dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_else(|| panic!("case folder name is not UTF-8: {}", dir.display()))
+            .to_string();
+        cases.push(case::Case {
+            id,
+            labels,
+            sig: sig.to_text(),
+        });
+    }
+    let json = serde_json::to_vec(&cases).expect("the case library serialises");
+    let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+    z.write_all(&json).expect("deflate into memory");
+    let packed = z.finish().expect("deflate into memory");
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    std::fs::write(out.join("library.json.deflate"), packed).expect("write the case library");
+}

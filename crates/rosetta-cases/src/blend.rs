@@ -1,0 +1,409 @@
+//! What similar cases mean for the report: the short list of similar reports
+//! shown to the user (above a floor, at most five), and the causes of the
+//! closest cases as evidence in the ranking. A case votes for its cause (and,
+//! with less weight, its `also` causes) in proportion to its similarity; the
+//! votes' shares are mixed with the rules' confidences at a weight chosen by
+//! leave-one-batch-out cross-validation (`docs/cases.md`). A cause only the
+//! cases suggest enters the list marked as such. Finding the cases is
+//! `library.rs`'s business.
+
+use crate::library::Hit;
+use rosetta_report::{CaseRef, Hypothesis, Report, Similar};
+use rosetta_schema::Cause;
+
+/// The rule id of a hypothesis that only similar reports support.
+pub const CASES_RULE: &str = "similar-reports";
+
+/// The numbers of the blend. [`Tuning::default`] holds the values chosen by
+/// leave-one-batch-out cross-validation; `docs/cases.md` gives the table.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tuning {
+    /// A case is shown when its similarity reaches this.
+    pub show_floor: f32,
+    /// The floor when rosetta found no failure and the signature is the log's
+    /// last error-looking lines.
+    pub fallback_floor: f32,
+    /// At most this many similar reports are shown.
+    pub max_shown: usize,
+    /// A case votes when its similarity reaches this.
+    pub vote_floor: f32,
+    /// At most this many cases vote.
+    pub voters: usize,
+    /// Weight of a case's `also` causes against its cause.
+    pub also: f64,
+    /// Share of belief given to the cases' votes, against the rules' confidences.
+    pub weight: f64,
+    /// A cause no rule names enters the list when its share of the votes reaches this.
+    pub enter: f64,
+    /// A case's vote is its similarity to this power.
+    pub power: f64,
+    /// The cause with the largest share of the votes is lifted to third place
+    /// when it is not in the first three and its share reaches this (above 1: never).
+    pub third: f64,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            show_floor: 0.30,
+            fallback_floor: 0.45,
+            max_shown: 5,
+            vote_floor: 0.10,
+            voters: 7,
+            also: 0.5,
+            weight: 0.35,
+            enter: 0.1,
+            power: 1.0,
+            third: 0.3,
+        }
+    }
+}
+
+/// How the ranking uses the cases (measurement switches; users get `Blend`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Rules and cases together.
+    Blend,
+    /// The rules' ranking untouched (cases are still shown).
+    Rules,
+    /// The cases' votes alone as the ranking.
+    Cases,
+    /// No library: nothing is looked up or shown (the baseline of the benchmark).
+    Off,
+}
+
+/// The similar reports to show: hits at or above the floor, best first.
+pub fn shown(hits: &[Hit], fallback: bool, t: &Tuning) -> Vec<Similar> {
+    let floor = if fallback {
+        t.fallback_floor
+    } else {
+        t.show_floor
+    };
+    hits.iter()
+        .filter(|h| h.score >= floor)
+        .take(t.max_shown)
+        .map(|h| Similar {
+            case: h.case.id.clone(),
+            source: h.case.labels.source.clone(),
+            class: h.case.labels.class,
+            phase: h.case.labels.phase,
+            cause: h.case.labels.cause,
+            fix: h.case.labels.fix.clone(),
+            score: (f64::from(h.score) * 100.0).round() / 100.0,
+        })
+        .collect()
+}
+
+/// A cause the cases vote for: its share of the votes and the cases behind it
+/// (those whose own cause it is first, best first).
+#[derive(Debug, Clone)]
+pub struct Vote<'a> {
+    /// The cause.
+    pub cause: Cause,
+    /// Its share of all votes, 0..=1.
+    pub share: f64,
+    /// The voting cases whose cause (not `also`) it is.
+    pub cases: Vec<&'a Hit<'a>>,
+    /// The voting cases with it among their `also` causes.
+    pub also_cases: Vec<&'a Hit<'a>>,
+}
+
+/// The causes the closest cases vote for, largest share first.
+pub fn votes<'a>(hits: &'a [Hit<'a>], t: &Tuning) -> Vec<Vote<'a>> {
+    let mut out: Vec<(Vote, f64)> = Vec::new();
+    let mut add = |cause: Cause, w: f64, h: &'a Hit<'a>, main: bool| {
+        if cause == Cause::Unknown || w <= 0.0 {
+            return;
+        }
+        let i = match out.iter().position(|(v, _)| v.cause == cause) {
+            Some(i) => i,
+            None => {
+                out.push((
+                    Vote {
+                        cause,
+                        share: 0.0,
+                        cases: Vec::new(),
+                        also_cases: Vec::new(),
+                    },
+                    0.0,
+                ));
+                out.len() - 1
+            }
+        };
+        out[i].1 += w;
+        if main {
+            out[i].0.cases.push(h);
+        } else {
+            out[i].0.also_cases.push(h);
+        }
+    };
+    for h in hits
+        .iter()
+        .filter(|h| h.score >= t.vote_floor)
+        .take(t.voters)
+    {
+        let s = f64::from(h.score).powf(t.power);
+        add(h.case.labels.cause, s, h, true);
+        for a in &h.case.labels.also {
+            add(*a, s * t.also, h, false);
+        }
+    }
+    let total: f64 = out.iter().map(|(_, w)| w).sum();
+    let mut votes: Vec<Vote> = out
+        .into_iter()
+        .map(|(mut v, w)| {
+            v.share = if total > 0.0 { w / total } else { 0.0 };
+            v
+        })
+        .collect();
+    votes.sort_by(|a, b| b.share.total_cmp(&a.share).then(a.cause.cmp(&b.cause)));
+    votes
+}
+
+/// The voting cases behind a cause, most similar first.
+fn case_refs(v: &Vote) -> Vec<CaseRef> {
+    let mut all: Vec<&Hit> = v.cases.iter().chain(&v.also_cases).copied().collect();
+    all.sort_by(|a, b| b.score.total_cmp(&a.score));
+    all.iter()
+        .map(|h| CaseRef {
+            case: h.case.id.clone(),
+            source: h.case.labels.source.clone(),
+            score: (f64::from(h.score) * 100.0).round() / 100.0,
+        })
+        .collect()
+}
+
+/// How a case is named to a user: `owner/repo#N` for a GitHub thread, else its id.
+fn case_name(c: &crate::Case) -> String {
+    if c.labels.source.starts_with("http") {
+        rosetta_report::thread_name(&c.labels.source)
+    } else {
+        c.id.clone()
+    }
+}
+
+fn cases_hypothesis(v: &Vote) -> Hypothesis {
+    let mut all: Vec<&Hit> = v.cases.iter().chain(&v.also_cases).copied().collect();
+    all.sort_by(|a, b| b.score.total_cmp(&a.score));
+    let best = all.first().map(|h| h.case);
+    let n = all.len();
+    let summary = match best {
+        Some(c) => format!(
+            "seen in {n} similar report{}: {}",
+            if n == 1 { "" } else { "s" },
+            c.labels.fix
+        ),
+        None => format!("seen in {n} similar reports"),
+    };
+    let mut experiments: Vec<String> = Vec::new();
+    let mut references: Vec<String> = Vec::new();
+    for h in &all {
+        let fix = h.case.labels.fix.trim();
+        if !fix.is_empty() && experiments.len() < 3 && !experiments.iter().any(|e| e == fix) {
+            experiments.push(format!("{fix}  (as in {})", case_name(h.case)));
+        }
+        if !references.contains(&h.case.labels.source) {
+            references.push(h.case.labels.source.clone());
+        }
+    }
+    Hypothesis {
+        cause: v.cause,
+        rule: CASES_RULE.to_string(),
+        confidence: 0.0,
+        summary,
+        why: Some(format!(
+            "no rule fired for {}; the labelled reports whose failure looks most like this one name it",
+            v.cause
+        )),
+        evidence: Vec::new(),
+        experiments,
+        references,
+        also_rules: Vec::new(),
+        cases: case_refs(v),
+    }
+}
+
+/// Mixes the cases' votes into the report's hypotheses (which must come from a
+/// log with a failure): each cause's confidence becomes
+/// `(1 - weight) · rules + weight · votes`; causes only the cases name enter
+/// marked as such; the list is re-sorted. In [`Mode::Cases`] the votes alone
+/// make the list; in [`Mode::Rules`] nothing changes.
+pub fn blend(hyps: &mut Vec<Hypothesis>, hits: &[Hit], mode: Mode, t: &Tuning) {
+    if matches!(mode, Mode::Rules | Mode::Off) {
+        return;
+    }
+    let votes = votes(hits, t);
+    if votes.is_empty() {
+        return;
+    }
+    let w = if mode == Mode::Cases { 1.0 } else { t.weight };
+    if mode == Mode::Cases {
+        hyps.retain(|h| votes.iter().any(|v| v.cause == h.cause));
+    }
+    let mut scored: Vec<(f64, usize, Hypothesis)> = Vec::new();
+    for (i, mut h) in hyps.drain(..).enumerate() {
+        let mut s = (1.0 - w) * h.confidence;
+        if let Some(v) = votes.iter().find(|v| v.cause == h.cause) {
+            s += w * v.share;
+            h.cases = case_refs(v);
+        }
+        scored.push((s, i, h));
+    }
+    let n = scored.len();
+    for (j, v) in votes.iter().enumerate() {
+        if (mode == Mode::Cases || v.share >= t.enter)
+            && !scored.iter().any(|(_, _, h)| h.cause == v.cause)
+        {
+            scored.push((w * v.share, n + j, cases_hypothesis(v)));
+        }
+    }
+    // "No rule explains it" yields to any cause the cases name.
+    if scored.len() > 1 {
+        scored.retain(|(_, _, h)| h.cause != Cause::Unknown);
+    }
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    if let Some(v) = votes.first().filter(|v| v.share >= t.third) {
+        if let Some(i) = scored
+            .iter()
+            .position(|x| x.2.cause == v.cause)
+            .filter(|&i| i > 2)
+        {
+            let mut x = scored.remove(i);
+            x.0 = x.0.max(scored[2].0);
+            scored.insert(2, x);
+        }
+    }
+    let total: f64 = scored.iter().map(|(s, _, _)| s).sum();
+    *hyps = scored
+        .into_iter()
+        .map(|(s, _, mut h)| {
+            h.confidence = if total > 0.0 {
+                (s / total * 100.0).round() / 100.0
+            } else {
+                0.0
+            };
+            h
+        })
+        .collect();
+}
+
+/// Fills `report.similar` and, when the report has a failure, blends the
+/// cases' causes into its hypotheses.
+pub fn apply(report: &mut Report, hits: &[Hit], fallback: bool, mode: Mode, t: &Tuning) {
+    report.similar = shown(hits, fallback, t);
+    if report.failure.is_some() && !fallback {
+        blend(&mut report.hypotheses, hits, mode, t);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::case::{Case, Labels};
+    use rosetta_schema::{FailureClass, Phase};
+
+    fn case(id: &str, cause: Cause, also: &[Cause]) -> Case {
+        Case {
+            id: id.into(),
+            labels: Labels {
+                source: format!("https://github.com/o/r/issues/{}", id.len()),
+                class: FailureClass::GpuOom,
+                phase: Phase::GraphCapture,
+                cause,
+                also: also.to_vec(),
+                fix: format!("fix of {id}"),
+            },
+            sig: String::new(),
+        }
+    }
+
+    fn hyp(cause: Cause, confidence: f64) -> Hypothesis {
+        Hypothesis {
+            cause,
+            rule: format!("rule-{cause}"),
+            confidence,
+            summary: String::new(),
+            why: None,
+            evidence: vec![],
+            experiments: vec![],
+            references: vec![],
+            also_rules: vec![],
+            cases: vec![],
+        }
+    }
+
+    #[test]
+    fn cases_add_evidence_and_a_cause_only_they_name_enters_marked() {
+        let cs = [
+            case("a-1", Cause::MemoryBudget, &[Cause::CudaGraph]),
+            case("a-2", Cause::MemoryBudget, &[]),
+            case("a-3", Cause::KernelBug, &[]),
+        ];
+        let hits: Vec<Hit> = cs
+            .iter()
+            .zip([0.8f32, 0.6, 0.05])
+            .map(|(case, score)| Hit { case, score })
+            .collect();
+        let t = Tuning::default();
+        let v = votes(&hits, &t);
+        assert_eq!(v[0].cause, Cause::MemoryBudget);
+        assert!(
+            v.iter().all(|x| x.cause != Cause::KernelBug),
+            "below the vote floor"
+        );
+        let rules = vec![hyp(Cause::CudaGraph, 0.7), hyp(Cause::FrameworkBug, 0.3)];
+
+        let mut same = rules.clone();
+        blend(&mut same, &hits, Mode::Rules, &t);
+        assert_eq!(same, rules);
+
+        let mut h = rules.clone();
+        blend(&mut h, &hits, Mode::Blend, &t);
+        let mb = h.iter().find(|x| x.cause == Cause::MemoryBudget).unwrap();
+        assert_eq!(mb.rule, CASES_RULE);
+        assert!(
+            mb.summary
+                .starts_with("seen in 2 similar reports: fix of a-1"),
+            "{}",
+            mb.summary
+        );
+        assert_eq!(mb.cases.len(), 2);
+        let cg = h.iter().find(|x| x.cause == Cause::CudaGraph).unwrap();
+        assert_eq!(cg.cases[0].case, "a-1", "an `also` cause is evidence too");
+        let sum: f64 = h.iter().map(|x| x.confidence).sum();
+        assert!((sum - 1.0).abs() < 0.03, "{sum}");
+        assert!(h.windows(2).all(|w| w[0].confidence >= w[1].confidence));
+
+        let mut only = rules.clone();
+        blend(&mut only, &hits, Mode::Cases, &t);
+        assert_eq!(only[0].cause, Cause::MemoryBudget);
+        assert!(only.iter().all(|x| x.cause != Cause::FrameworkBug));
+    }
+
+    #[test]
+    fn no_rule_fired_yields_to_the_cases_and_weak_cases_are_not_shown() {
+        let cs = [case("b-1", Cause::CommSetup, &[])];
+        let hits = vec![Hit {
+            case: &cs[0],
+            score: 0.25,
+        }];
+        let t = Tuning::default();
+        let mut h = vec![hyp(Cause::Unknown, 1.0)];
+        blend(&mut h, &hits, Mode::Blend, &t);
+        assert_eq!(h.len(), 1);
+        assert_eq!(h[0].cause, Cause::CommSetup);
+        assert!(
+            shown(&hits, false, &t).is_empty(),
+            "0.25 is below the floor"
+        );
+        let strong = vec![Hit {
+            case: &cs[0],
+            score: 0.4,
+        }];
+        assert_eq!(shown(&strong, false, &t).len(), 1);
+        assert!(
+            shown(&strong, true, &t).is_empty(),
+            "without a failure the floor is higher"
+        );
+    }
+}
