@@ -33,8 +33,13 @@ fn main() {
             continue;
         }
         let log = dir.join("log.txt");
-        let facts = rosetta_log::read_logs(std::slice::from_ref(&log), &[], &[])
-            .unwrap_or_else(|e| panic!("cannot read case log {}: {e}", log.display()));
+        let facts = rosetta_log::read_logs(
+            std::slice::from_ref(&log),
+            rosetta_log::Vocabulary::embedded(),
+            &[],
+            &[],
+        )
+        .unwrap_or_else(|e| panic!("cannot read case log {}: {e}", log.display()));
         let sig = signature::of(&facts);
         if sig.is_empty() {
             continue;

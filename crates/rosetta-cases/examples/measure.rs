@@ -40,8 +40,20 @@ impl Query {
 /// The facts `diagnose` sees (with the knowledge base's literals), the facts
 /// `build.rs` sees (without), and the rules' hypotheses.
 fn read(kb: &KnowledgeBase, gpus: &[&str], log: &Path) -> (LogFacts, LogFacts, Vec<Hypothesis>) {
-    let facts = rosetta_log::read_logs(&[log.to_path_buf()], &kb.literals(), gpus).unwrap();
-    let plain = rosetta_log::read_logs(&[log.to_path_buf()], &[], &[]).unwrap();
+    let facts = rosetta_log::read_logs(
+        &[log.to_path_buf()],
+        rosetta_log::Vocabulary::embedded(),
+        &kb.literals(),
+        gpus,
+    )
+    .unwrap();
+    let plain = rosetta_log::read_logs(
+        &[log.to_path_buf()],
+        rosetta_log::Vocabulary::embedded(),
+        &[],
+        &[],
+    )
+    .unwrap();
     let report = rosetta_kb::report::build(kb, &facts, None);
     (facts, plain, report.hypotheses)
 }

@@ -5,7 +5,8 @@
 use std::time::Instant;
 fn main() {
     let log = std::path::PathBuf::from(std::env::args().nth(1).expect("a log"));
-    let facts = rosetta_log::read_logs(&[log], &[], &[]).unwrap();
+    let facts =
+        rosetta_log::read_logs(&[log], rosetta_log::Vocabulary::embedded(), &[], &[]).unwrap();
     let t = Instant::now();
     let _ = rosetta_cases::signature::mask("x");
     println!(

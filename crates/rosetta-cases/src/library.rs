@@ -89,13 +89,16 @@ impl Library {
                 continue;
             }
             let log = d.join("log.txt");
-            let facts =
-                rosetta_log::read_logs(std::slice::from_ref(&log), &[], &[]).map_err(|e| {
-                    CasesError::Read {
-                        path: log.clone(),
-                        message: e.to_string(),
-                    }
-                })?;
+            let facts = rosetta_log::read_logs(
+                std::slice::from_ref(&log),
+                rosetta_log::Vocabulary::embedded(),
+                &[],
+                &[],
+            )
+            .map_err(|e| CasesError::Read {
+                path: log.clone(),
+                message: e.to_string(),
+            })?;
             let sig = signature::of(&facts);
             if sig.is_empty() {
                 continue;

@@ -14,7 +14,13 @@ fn repo() -> PathBuf {
 }
 
 fn facts(path: &Path) -> rosetta_log::LogFacts {
-    rosetta_log::read_logs(&[path.to_path_buf()], &[], &[]).unwrap()
+    rosetta_log::read_logs(
+        &[path.to_path_buf()],
+        rosetta_log::Vocabulary::embedded(),
+        &[],
+        &[],
+    )
+    .unwrap()
 }
 
 fn cases() -> Cases {
@@ -38,7 +44,13 @@ fn logs_that_resemble_nothing_get_no_similar_report_and_no_new_cause() {
     assert!(logs.len() >= 10);
     let cases = cases();
     for log in logs {
-        let f = rosetta_log::read_logs(std::slice::from_ref(&log), &kb.literals(), &[]).unwrap();
+        let f = rosetta_log::read_logs(
+            std::slice::from_ref(&log),
+            rosetta_log::Vocabulary::embedded(),
+            &kb.literals(),
+            &[],
+        )
+        .unwrap();
         let mut report = rosetta_kb::report::build(&kb, &f, None);
         let before = report.hypotheses.clone();
         cases.apply(&f, &mut report);
