@@ -165,6 +165,8 @@ pub struct DefaultFraction {
     pub without_gpu: f64,
     /// Chunk and graph sizes by GPU memory, smallest bound first.
     pub by_gpu_memory: Vec<GpuMemoryRow>,
+    /// A fraction that leaves less than this share of the default's reserve is a risk.
+    pub risk_below: f64,
 }
 
 /// The reserve an engine keeps outside its memory fraction, and the fraction that follows.
