@@ -536,9 +536,8 @@ impl<'a> Context<'a> {
         }) else {
             return (false, vec![]);
         };
-        let a = self.arg(&h.key);
         let mut ev = Vec::new();
-        if let Some(a) = a {
+        if let Some(a) = self.arg(&h.key).filter(|_| !self.preflight) {
             ev.push(self.evidence(a.source, a.line, &format!("{}={}", h.key, a.value)));
         }
         ev.push(Evidence {
