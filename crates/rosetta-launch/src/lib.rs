@@ -20,4 +20,4 @@ pub use command::{Container, Flag, FlagValue, LaunchCommand, ParseNote};
 pub use diff::{diff, Change, LaunchDiff, Setting};
 pub use error::Error;
 pub use parse::{parse, parse_words, split};
-pub use spec::{EngineSpec, Engines};
+pub use spec::{Backend, EngineSpec, Engines};

@@ -235,6 +235,35 @@ pub struct Memory {
     pub default_fraction: Option<DefaultFraction>,
 }
 
+/// A kernel library behind some values of a backend flag (or environment
+/// variable), and the archs it ships code for.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Backend {
+    /// Canonical keys of the flags that select it.
+    #[serde(default)]
+    pub flags: Vec<String>,
+    /// Environment variables that select it.
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// The values that select it.
+    pub values: Vec<String>,
+    /// The library's name for people.
+    pub library: String,
+    /// Substrings of the shared objects' paths that hold it, as `rosetta env` lists them.
+    #[serde(default)]
+    pub files: Vec<String>,
+    /// SASS targets it ships (`sm_90a`).
+    #[serde(default)]
+    pub sass: Vec<String>,
+    /// PTX targets it ships.
+    #[serde(default)]
+    pub ptx: Vec<String>,
+    /// Compiled for the GPU at run time (Triton, TileLang, FlashInfer's JIT): runs on any arch at least this one.
+    #[serde(default)]
+    pub jit_from: Option<String>,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct EngineFile {
@@ -262,6 +291,8 @@ struct EngineFile {
     defaults: BTreeMap<String, toml::Value>,
     #[serde(default)]
     flags: BTreeMap<String, FlagSpec>,
+    #[serde(default)]
+    backend: Vec<Backend>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -302,6 +333,8 @@ pub struct EngineSpec {
     /// Canonical key -> the engine's default when the flag is absent (flag
     /// table defaults and the engine file's own `[defaults]`).
     pub defaults: BTreeMap<String, String>,
+    /// Kernel libraries behind backend choices.
+    pub backends: Vec<Backend>,
     /// Spelling (`--tp-size`) -> canonical key.
     by_name: BTreeMap<String, String>,
 }
@@ -413,6 +446,22 @@ impl EngineSpec {
         for (k, v) in &file.defaults {
             defaults.insert(canonical_arg_key(k), value_string(v));
         }
+        for b in &file.backend {
+            for k in &b.flags {
+                if !flags.contains_key(k.as_str()) {
+                    return Err(err(format!(
+                        "[[backend]] {} names `{k}`, which is not a flag",
+                        b.library
+                    )));
+                }
+            }
+            if b.flags.is_empty() && b.env.is_empty() {
+                return Err(err(format!(
+                    "[[backend]] {} names no flag or env",
+                    b.library
+                )));
+            }
+        }
         let roles = &file.roles;
         for key in [
             &roles.model,
@@ -444,6 +493,7 @@ impl EngineSpec {
             memory: file.memory,
             flags,
             defaults,
+            backends: file.backend,
             by_name,
         })
     }

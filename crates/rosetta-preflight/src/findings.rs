@@ -317,8 +317,31 @@ pub fn finish(
             }
         }
     }
+    // A backend the table finds without code, when a rule says the same of the
+    // same flag: one finding, the rule's, with the library's coverage as evidence.
+    let mut merged: Vec<PreflightFinding> = Vec::new();
+    let (table, rest): (Vec<_>, Vec<_>) = all
+        .into_iter()
+        .partition(|f| f.rule.starts_with("backend:"));
+    merged.extend(rest);
+    for t in table {
+        let key = t.evidence.first().cloned().unwrap_or_default();
+        match merged
+            .iter_mut()
+            .find(|f| !key.is_empty() && f.evidence.iter().any(|e| e == &key))
+        {
+            Some(f) => {
+                f.evidence.extend(t.evidence.into_iter().skip(1));
+                f.severity = f.severity.min(t.severity);
+                if f.fix.is_none() {
+                    f.fix = t.fix;
+                }
+            }
+            None => merged.push(t),
+        }
+    }
     let mut out: Vec<PreflightFinding> = Vec::new();
-    for f in all {
+    for f in merged {
         if let Some(prev) = out
             .iter_mut()
             .find(|p| p.cause == f.cause && p.message == f.message)

@@ -9,6 +9,7 @@
 //! renderers are `rosetta-report`'s.
 #![warn(missing_docs)]
 
+mod backends;
 mod error;
 mod findings;
 mod memory;
@@ -207,6 +208,10 @@ pub fn run(
         )?,
         None => None,
     };
+    // 4. The kernels behind the backends the command picks.
+    if let Some(g) = &gpu {
+        backends::check(&cmd, spec, &g.arch, t.env.as_ref(), &mut report_findings);
+    }
     if gpu_mib.is_none() {
         notes.push(
             "no GPU memory (--gpu-memory, or an env that shows it): the memory budget not checked"
@@ -238,7 +243,7 @@ pub fn run(
         }
     }
 
-    // 4 and 5. The knowledge base's rules, before launch.
+    // 5. The knowledge base's rules, before launch.
     let mut log = LogFacts::default();
     let loc = |v: String| Located {
         value: v,

@@ -184,14 +184,13 @@ pub fn estimate(cfg: &ModelConfig) -> Option<Estimate> {
             "moe_num_experts",
         ],
     );
-    let (dense_layers, moe_layers, expert_params, per_moe_layer) = match experts.filter(|&e| e > 1)
-    {
+    let (dense_layers, moe_layers, per_moe_layer) = match experts.filter(|&e| e > 1) {
         Some(e) => {
             let moe_inter =
                 num(raw, &["moe_intermediate_size", "expert_intermediate_size"]).unwrap_or(inter);
             let shared = num(raw, &["n_shared_experts", "num_shared_experts"]).unwrap_or(0);
             let shared_inter =
-                num(raw, &["shared_expert_intermediate_size"]).unwrap_or(moe_inter * shared.max(0));
+                num(raw, &["shared_expert_intermediate_size"]).unwrap_or(moe_inter * shared);
             let first_dense = num(raw, &["first_k_dense_replace"])
                 .unwrap_or(0)
                 .min(layers);
@@ -201,14 +200,9 @@ pub fn estimate(cfg: &ModelConfig) -> Option<Estimate> {
             notes.push(format!(
                 "MoE: {e} routed experts of {moe_inter}, {shared} shared, {first_dense} dense layers first"
             ));
-            (
-                first_dense,
-                moe,
-                routed + shared_p,
-                routed + shared_p + h * e,
-            )
+            (first_dense, moe, routed + shared_p + h * e)
         }
-        None => (layers, 0, 0, 0),
+        None => (layers, 0, 0),
     };
     let dense_mlp = 3 * h * inter;
     let tied = raw
@@ -229,7 +223,6 @@ pub fn estimate(cfg: &ModelConfig) -> Option<Estimate> {
             _ => (2.0, "16-bit"),
         },
     };
-    let _ = expert_params;
     notes.push(format!(
         "MLP/expert weights at {what}; attention and embeddings at 16-bit"
     ));

@@ -400,3 +400,58 @@ fn bad_input_is_exit_2_with_one_line() {
         assert!(e.contains(want), "{args:?}: {e}");
     }
 }
+
+fn env_json(dir: &Path, lib_sass: &str) -> String {
+    let p = dir.join("env.json");
+    std::fs::write(
+        &p,
+        format!(
+            r#"{{"gpus": [{{"name": "NVIDIA RTX PRO 6000 Blackwell Server Edition", "compute_capability": "12.0", "driver": "580.95.05", "cuda_driver_version": "13.0", "memory_mib": 97887}}],
+ "packages": [{{"name": "transformers", "version": "5.2.0"}}, {{"name": "sglang", "version": "0.5.9"}}],
+ "libraries": [{{"path": "site-packages/flash_mla/flash_mla_cuda.so", "package": "flash-mla", "sass": [{lib_sass}], "ptx": []}}],
+ "problems": []}}"#
+        ),
+    )
+    .unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+#[test]
+fn backends_are_judged_by_the_installed_libraries_from_an_env_report() {
+    let d = tempfile::tempdir().unwrap();
+    let m = model(d.path(), "llama", LLAMA8B);
+    let cmd = [
+        "python",
+        "-m",
+        "sglang.launch_server",
+        "--model-path",
+        m.as_str(),
+        "--attention-backend",
+        "flashmla",
+    ];
+    // The machine's FlashMLA has no sm_120 code: a blocker, read from the .so.
+    let env = env_json(d.path(), r#""sm_90a", "sm_100a""#);
+    let (code, v, text) = preflight(d.path(), &["--env", env.as_str()], &cmd);
+    assert_eq!(code, Some(1), "{text}");
+    let f = findings(&v)
+        .into_iter()
+        .find(|f| f["cause"] == "arch-unsupported")
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        f.to_string().contains("installed: site-packages/flash_mla"),
+        "{f}"
+    );
+    assert_eq!(f["fix"], "--attention-backend triton");
+    assert_eq!(v["facts"]["transformers"], "5.2.0");
+    assert_eq!(v["facts"]["gpu_arch"], "sm_120");
+    // A build that carries sm_120 code: the table's gap does not apply to this machine.
+    let env = env_json(d.path(), r#""sm_90a", "sm_100a", "sm_120""#);
+    let (code, v, text) = preflight(d.path(), &["--env", env.as_str()], &cmd);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        !findings(&v)
+            .iter()
+            .any(|f| f["cause"] == "arch-unsupported"),
+        "{text}"
+    );
+}
