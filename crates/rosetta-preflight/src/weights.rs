@@ -6,12 +6,23 @@
 
 use crate::error::Error;
 use rosetta_env::model_config::{ModelConfig, QuantScheme};
+use serde::Deserialize;
 use serde_json::Value;
+use std::collections::HashMap;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 /// The safetensors format caps a header at 100 MB.
 const MAX_HEADER: u64 = 100 * 1000 * 1000;
+
+/// One entry of a safetensors header (`__metadata__` reads as one with neither field).
+#[derive(Deserialize)]
+struct TensorEntry {
+    #[serde(default)]
+    data_offsets: Option<(u64, u64)>,
+    #[serde(default)]
+    shape: Option<Vec<u64>>,
+}
 
 /// Weights counted from the safetensors headers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,22 +56,23 @@ pub fn read_header<R: Read + Seek>(r: &mut R, len: u64) -> Result<(u64, u64, u64
     }
     let mut buf = vec![0u8; hlen as usize];
     r.read_exact(&mut buf).map_err(|e| e.to_string())?;
-    let v: Value =
-        serde_json::from_slice(&buf).map_err(|e| format!("the header is not JSON: {e}"))?;
-    let obj = v
-        .as_object()
-        .ok_or_else(|| "the header is not a JSON object".to_string())?;
+    // Typed, so that the parser skips `dtype` and builds no tree: a 400 GB
+    // checkpoint's headers hold tens of thousands of entries.
+    let obj: HashMap<String, TensorEntry> = serde_json::from_slice(&buf).map_err(|e| {
+        if e.is_data() {
+            format!("the header is not a JSON object of tensors: {e}")
+        } else {
+            format!("the header is not JSON: {e}")
+        }
+    })?;
     let data_len = len - 8 - hlen;
     let (mut bytes, mut params) = (0u64, 0u64);
-    for (name, t) in obj {
+    for (name, t) in &obj {
         if name == "__metadata__" {
             continue;
         }
         let off = t
-            .get("data_offsets")
-            .and_then(Value::as_array)
-            .filter(|a| a.len() == 2)
-            .and_then(|a| Some((a[0].as_u64()?, a[1].as_u64()?)))
+            .data_offsets
             .ok_or_else(|| format!("tensor `{name}` has no data_offsets [begin, end]"))?;
         if off.1 < off.0 || off.1 > data_len {
             return Err(format!(
@@ -70,13 +82,9 @@ pub fn read_header<R: Read + Seek>(r: &mut R, len: u64) -> Result<(u64, u64, u64
         }
         bytes += off.1 - off.0;
         let elems = t
-            .get("shape")
-            .and_then(Value::as_array)
-            .map(|s| {
-                s.iter()
-                    .map(|d| d.as_u64().unwrap_or(0))
-                    .fold(1u64, u64::saturating_mul)
-            })
+            .shape
+            .as_deref()
+            .map(|s| s.iter().copied().fold(1u64, u64::saturating_mul))
             .unwrap_or(0);
         params = params.saturating_add(elems);
     }
@@ -262,6 +270,10 @@ mod tests {
             (vec![1u8, 2, 3], "shorter"),
             (u64::MAX.to_le_bytes().to_vec(), "100 MB"),
             (file("[1,2]", 0), "not a JSON object"),
+            (
+                file(r#"{"a":{"shape":[1],"data_offsets":"x"}}"#, 0),
+                "not a JSON object",
+            ),
             (file("{nope", 0), "not JSON"),
             (file(r#"{"a":{"shape":[1]}}"#, 0), "data_offsets"),
             (
