@@ -27,6 +27,8 @@ pub struct Machine {
     pub no_code: Vec<(String, String, String, Vec<String>)>,
     /// torch's CUDA version when it is newer than the driver's (torch cuda, driver cuda).
     pub torch_cuda_newer_than_driver: Option<(String, String)>,
+    /// Memory of the smallest GPU present (or described), MiB.
+    pub gpu_memory_mib: Option<u64>,
 }
 
 /// A rule that fired, with what it saw.
@@ -52,6 +54,8 @@ pub struct Context<'a> {
     frames_text: Vec<String>,
     file_names: Vec<String>,
     multi_input: bool,
+    /// Before launch: the failure's conditions are not asked, evidence has no line.
+    preflight: bool,
 }
 
 fn arch_number(arch: &str) -> Option<u32> {
@@ -203,12 +207,21 @@ impl<'a> Context<'a> {
             frames_text,
             file_names,
             multi_input,
+            preflight: false,
         }
+    }
+
+    /// The rules' view of facts known before launch (`rosetta preflight`): only
+    /// rules with a `[preflight]` section fire, without their failure conditions.
+    pub fn preflight(log: &'a LogFacts, machine: Option<&'a Machine>) -> Context<'a> {
+        let mut c = Context::new(log, machine);
+        c.preflight = true;
+        c
     }
 
     fn evidence(&self, source: usize, line: u64, text: &str) -> Evidence {
         Evidence {
-            line: Some(line),
+            line: (!self.preflight).then_some(line),
             file: self
                 .multi_input
                 .then(|| self.file_names.get(source).cloned().unwrap_or_default()),
@@ -493,12 +506,46 @@ impl<'a> Context<'a> {
                 let hit = nums.iter().any(|&a| nums.iter().any(|&b| a == b * tp));
                 (hit, vec![])
             }
+            "memory-headroom-short" => self.memory_headroom_short(),
             "cascade-ranks" => (
                 f.is_some_and(|f| f.ranks.len() > 1) || log.incidents.len() > 1,
                 vec![],
             ),
             _ => (false, vec![]),
         }
+    }
+
+    /// The memory fraction leaves less room outside it than the engine's own default
+    /// would, by more than the engine file's `risk_below` share (data in `kb/engines/`).
+    fn memory_headroom_short(&self) -> (bool, Vec<Evidence>) {
+        let Some(gpu_mib) = self.machine.and_then(|m| m.gpu_memory_mib) else {
+            return (false, vec![]);
+        };
+        let engines = rosetta_launch::Engines::embedded();
+        let Some(spec) = self
+            .log
+            .extracted
+            .framework
+            .as_deref()
+            .and_then(|f| engines.get(f))
+        else {
+            return (false, vec![]);
+        };
+        let Some(h) = crate::plan::headroom(spec, gpu_mib as f64, &|k| {
+            self.arg(k).map(|a| a.value.clone())
+        }) else {
+            return (false, vec![]);
+        };
+        let mut ev = Vec::new();
+        if let Some(a) = self.arg(&h.key).filter(|_| !self.preflight) {
+            ev.push(self.evidence(a.source, a.line, &format!("{}={}", h.key, a.value)));
+        }
+        ev.push(Evidence {
+            line: None,
+            file: None,
+            text: h.describe(),
+        });
+        (h.short, ev)
     }
 
     fn arch_fact(&self, pred: impl Fn(u32) -> bool) -> (bool, Vec<Evidence>) {
@@ -531,10 +578,15 @@ impl<'a> Context<'a> {
                 }
             }
         };
-        if !w.class.is_empty() && !f.is_some_and(|f| w.class.contains(&f.class)) {
+        if self.preflight && rule.def.preflight.is_none() {
             return None;
         }
-        if !w.phase.is_empty() && !f.is_some_and(|f| w.phase.contains(&f.phase)) {
+        // Before launch there is no failure: its conditions are not asked.
+        let failure = !self.preflight;
+        if failure && !w.class.is_empty() && !f.is_some_and(|f| w.class.contains(&f.class)) {
+            return None;
+        }
+        if failure && !w.phase.is_empty() && !f.is_some_and(|f| w.phase.contains(&f.phase)) {
             return None;
         }
         if !w.framework.is_empty()
@@ -546,7 +598,7 @@ impl<'a> Context<'a> {
         {
             return None;
         }
-        if !w.exception.is_empty() {
+        if failure && !w.exception.is_empty() {
             let ex = log.failure_incident().and_then(|i| i.exception.as_ref());
             if !ex.is_some_and(|e| {
                 w.exception
@@ -556,12 +608,12 @@ impl<'a> Context<'a> {
                 return None;
             }
         }
-        if let Some(re) = &rule.message {
+        if let Some(re) = rule.message.as_ref().filter(|_| failure) {
             let c = re.captures(&self.failure_text)?;
             take(&c, re, &mut vars);
             ev.extend(self.failure_evidence());
         }
-        if let Some(re) = &rule.frames {
+        if let Some(re) = rule.frames.as_ref().filter(|_| failure) {
             let hit = self
                 .frames_text
                 .iter()
@@ -627,12 +679,12 @@ impl<'a> Context<'a> {
             vars.insert(format!("version:{pkg}"), v.clone());
             ev.extend(e.clone());
         }
-        for re in &rule.lines {
+        for re in rule.lines.iter().filter(|_| failure) {
             let (r, c) = self.find_line(re)?;
             take(&c, re, &mut vars);
             ev.push(self.evidence(r.source, r.line, r.message()));
         }
-        if !rule.any_lines.is_empty() {
+        if failure && !rule.any_lines.is_empty() {
             let (r, c, re) = rule
                 .any_lines
                 .iter()
@@ -645,7 +697,14 @@ impl<'a> Context<'a> {
                 return None;
             }
         }
-        for name in &w.facts {
+        let before_launch: &[String] = match (&rule.def.preflight, self.preflight) {
+            (Some(p), true) => &p.facts,
+            _ => &[],
+        };
+        for name in w.facts.iter().chain(before_launch) {
+            if self.preflight && crate::rule::FAILURE_FACTS.contains(&name.as_str()) {
+                continue;
+            }
             let (ok, e) = self.fact(name);
             if !ok {
                 return None;
@@ -653,6 +712,9 @@ impl<'a> Context<'a> {
             ev.extend(e);
         }
         for name in &w.not_facts {
+            if self.preflight && crate::rule::FAILURE_FACTS.contains(&name.as_str()) {
+                continue;
+            }
             if self.fact(name).0 {
                 return None;
             }
@@ -677,6 +739,15 @@ impl<'a> Context<'a> {
             vars.insert("first_release".into(), hit.1);
         }
         // Values templates may use.
+        if self.preflight {
+            // The failure the rule explains is the one it predicts.
+            if let Some(c) = w.class.first() {
+                vars.entry("class".into()).or_insert_with(|| c.to_string());
+            }
+            if let Some(p) = w.phase.first() {
+                vars.entry("phase".into()).or_insert_with(|| p.to_string());
+            }
+        }
         if let Some(f) = f {
             vars.entry("class".into())
                 .or_insert_with(|| f.class.to_string());

@@ -9,6 +9,7 @@ pub mod engine;
 pub mod error;
 mod kb;
 mod machine;
+pub mod plan;
 pub mod report;
 pub mod rule;
 pub mod tables;

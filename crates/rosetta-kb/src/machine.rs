@@ -16,6 +16,7 @@ impl Machine {
         } else {
             present
         };
+        m.gpu_memory_mib = env.gpus.iter().filter_map(|g| g.memory_mib).min();
         for g in &env.gpus {
             if let Some(a) = g.arch() {
                 m.gpus.push((g.name.clone(), a));

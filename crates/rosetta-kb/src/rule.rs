@@ -134,6 +134,34 @@ pub struct When {
     pub not_facts: Vec<String>,
 }
 
+/// How a rule reads before launch (`rosetta preflight`): its severity, and
+/// facts that stand in for the failure it explains. A rule without this
+/// section never fires in preflight. Before launch the failure's own
+/// conditions (`class`, `phase`, `exception`, `message`, `frames`, `lines`,
+/// `any_lines`, and the facts that need a failure) are not asked; every other
+/// condition still must hold, plus `facts` here.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Preflight {
+    /// `blocker` (will fail), `risk` (may fail: the crash is the rule's class), or `info`.
+    pub severity: rosetta_report::Severity,
+    /// Derived facts that must hold before launch, in addition to `[when]`'s.
+    #[serde(default)]
+    pub facts: Vec<String>,
+}
+
+/// Derived facts that need a failure (or a log of a run) to hold; preflight does not ask them.
+pub const FAILURE_FACTS: &[&str] = &[
+    "asynchronous",
+    "position-overflow",
+    "traceback",
+    "serving",
+    "ready-before-failure",
+    "cascade-ranks",
+    "request-token-beyond-vocab",
+    "shape-ratio-tp",
+];
+
 /// The derived facts a rule may name.
 pub const FACTS: &[(&str, &str)] = &[
     ("asynchronous", "the CUDA error is reported asynchronously"),
@@ -191,6 +219,10 @@ pub const FACTS: &[(&str, &str)] = &[
         "context-over-limit",
         "the configured context length is above the model's position limit",
     ),
+    (
+        "memory-headroom-short",
+        "the memory fraction leaves less room for activations and CUDA graphs than the engine's own default keeps (needs the GPU's memory: --env, or preflight)",
+    ),
 ];
 
 /// A rule as written in its file.
@@ -225,6 +257,9 @@ pub struct RuleFile {
     /// Sources.
     #[serde(default)]
     pub references: Vec<String>,
+    /// How the rule reads before launch; absent: it does not fire in preflight.
+    #[serde(default)]
+    pub preflight: Option<Preflight>,
 }
 
 /// A rule, checked and compiled.
@@ -336,6 +371,31 @@ impl Rule {
                 return Err(field(
                     "when.facts",
                     format!("unknown fact `{f}` (valid: {})", valid.join(", ")),
+                ));
+            }
+        }
+        if let Some(p) = &def.preflight {
+            for f in &p.facts {
+                if !FACTS.iter().any(|(n, _)| n == f) || FAILURE_FACTS.contains(&f.as_str()) {
+                    return Err(field(
+                        "preflight.facts",
+                        format!("`{f}` is not a fact that holds before launch"),
+                    ));
+                }
+            }
+            let w = &def.when;
+            let before_launch = !(w.gpu_arch.is_empty()
+                && w.model_type.is_empty()
+                && w.model_type_since.is_none()
+                && w.args.is_empty()
+                && w.any_args.is_empty()
+                && w.versions.is_empty()
+                && p.facts.is_empty()
+                && w.facts.iter().all(|f| FAILURE_FACTS.contains(&f.as_str())));
+            if !before_launch {
+                return Err(field(
+                    "preflight",
+                    "no condition that holds before launch (gpu_arch, model_type, args, versions, facts): it would fire on every launch".into(),
                 ));
             }
         }

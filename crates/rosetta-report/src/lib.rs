@@ -1,13 +1,18 @@
-//! The report of `rosetta diagnose` (the JSON contract of `triage-schema.md`)
-//! and its renderers: text for a terminal, JSON, Markdown for pasting into an
+//! The report of `rosetta diagnose` (the JSON contract of `triage-schema.md`),
+//! the report of `rosetta preflight`, and their renderers: text for a terminal, JSON, Markdown for pasting into an
 //! upstream issue, HTML for a standalone page. Renderers only lay out what the
 //! report holds; nothing here decides a cause.
 #![warn(missing_docs)]
 
 mod model;
+mod preflight;
 mod redact;
 mod render;
 
 pub use model::*;
+pub use preflight::{
+    render_preflight, MemoryPlan, PreflightFacts, PreflightFinding, PreflightReport, Severity,
+    WeightsSource,
+};
 pub use redact::redact;
 pub use render::{render, thread_name, Format, Style};

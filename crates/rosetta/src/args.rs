@@ -10,7 +10,7 @@ use crate::exit::Outcome;
 const EXIT_CODES: &str = "\
 Exit codes:
   0  success: the report or answer was written
-  1  the check found problems (config findings; versions: no release answers)
+  1  the check found problems (config findings; preflight blockers; versions: no release answers)
   2  bad input or usage (unreadable or malformed file, bad flag, bad rule file)
   3  the package index could not be reached";
 
@@ -32,6 +32,8 @@ pub enum Command {
     Versions(VersionsArgs),
     /// A model's config.json against a transformers version, a context length and a GPU.
     Config(ConfigArgs),
+    /// Before launch: the command, the model, memory and kernels against the knowledge base.
+    Preflight(PreflightArgs),
 }
 
 /// Output formats shared by the subcommands.
@@ -166,6 +168,46 @@ pub struct ConfigArgs {
     pub format: Format,
 }
 
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Example:\n  rosetta preflight --model /models/GLM-5-NVFP4 --gpu 'RTX PRO 6000' --gpus 8 --gpu-memory 96 \\\n    --transformers 5.2.0 -- python -m sglang.launch_server --model-path /models/GLM-5-NVFP4 --tp 8\n\nExit codes: 0 no blocker, 1 a blocker, 2 bad input (unparsable command, missing model, malformed config)."
+)]
+pub struct PreflightArgs {
+    /// The launch command, as you would type it (after `--`), or one quoted string.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+    /// A `rosetta env --format json` file of the target machine (default: probe this machine unless --gpu is given).
+    #[arg(long, value_name = "FILE")]
+    pub env: Option<PathBuf>,
+    /// The target GPU: an arch (`sm_120`, `12.0`) or a name (`H200`, `RTX PRO 6000`).
+    #[arg(long, value_name = "ARCH_OR_NAME")]
+    pub gpu: Option<String>,
+    /// GPUs on the target machine.
+    #[arg(long, value_name = "N")]
+    pub gpus: Option<u64>,
+    /// Memory of one GPU, GiB.
+    #[arg(long, value_name = "GIB")]
+    pub gpu_memory: Option<f64>,
+    /// The transformers version the server will run with.
+    #[arg(long, value_name = "VER")]
+    pub transformers: Option<String>,
+    /// The engine's version (sglang, vLLM, ...).
+    #[arg(long, value_name = "VER")]
+    pub engine_version: Option<String>,
+    /// The model folder or its config.json (default: the command's model path, when it is on disk).
+    #[arg(long, value_name = "DIR_OR_CONFIG")]
+    pub model: Option<PathBuf>,
+    /// Extra rule folders, added to the built-in knowledge base.
+    #[arg(long = "kb", value_name = "DIR")]
+    pub kb: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// When to use colour.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
 /// Parses the command line and runs the subcommand.
 pub fn parse_and_run() -> Outcome {
     let cli = Cli::parse();
@@ -174,5 +216,6 @@ pub fn parse_and_run() -> Outcome {
         Command::Env(a) => commands::env::run(a),
         Command::Versions(a) => commands::versions::run(a),
         Command::Config(a) => commands::config::run(a),
+        Command::Preflight(a) => commands::preflight::run(a),
     }
 }

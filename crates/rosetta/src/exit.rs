@@ -3,7 +3,7 @@
 //! | code | meaning |
 //! |---|---|
 //! | 0 | success: the report or answer was written |
-//! | 1 | the check found problems (`config` findings, `versions` with no release that answers) |
+//! | 1 | the check found problems (`config` findings, a `preflight` blocker, `versions` with no release that answers) |
 //! | 2 | bad input or usage: unreadable or malformed file, bad flag, bad rule file |
 //! | 3 | an external service failed: the package index could not be reached |
 

@@ -5,4 +5,5 @@ pub mod config;
 pub mod diagnose;
 pub mod env;
 pub mod env_facts;
+pub mod preflight;
 pub mod versions;

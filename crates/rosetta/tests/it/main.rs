@@ -8,6 +8,7 @@ mod bad_input;
 mod cases;
 mod config;
 mod diagnose;
+mod preflight;
 mod snapshots_test;
 mod versions;
 
