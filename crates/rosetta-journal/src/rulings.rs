@@ -191,7 +191,7 @@ pub fn judge(earlier: &[Attempt], b: &Attempt) -> Vec<Ruling> {
                     verdict,
                     by_attempt: b.id,
                     against_attempt: a.id,
-                    failure: af,
+                    failure: FailureRef { rank: None, ..af },
                     experiment: tests
                         .first()
                         .map(|(act, _)| act.clone())
