@@ -495,9 +495,23 @@ pub fn show(
 }
 
 fn delta_rows(title: &str, ds: &[Delta], arg: bool, out: &mut Vec<(String, String)>) {
-    for d in ds {
+    let inert: &[String] = if arg {
+        rosetta_kb::change::inert_args()
+    } else if title == "env" {
+        rosetta_kb::change::inert_env()
+    } else {
+        &[]
+    };
+    let (quiet, loud): (Vec<&Delta>, Vec<&Delta>) =
+        ds.iter().partition(|d| inert.iter().any(|i| *i == d.key));
+    for d in loud {
         let text = if arg { d.describe_arg() } else { d.describe() };
         out.push((title.to_string(), text));
+    }
+    // Differences that never count as a change (kb/changes.toml) come last, marked.
+    for d in quiet {
+        let text = if arg { d.describe_arg() } else { d.describe() };
+        out.push((title.to_string(), format!("{text}  (no effect)")));
     }
 }
 
@@ -665,8 +679,10 @@ pub fn export_markdown(
                     .map(|h| format!("{} {:.2}", h.cause, h.confidence))
                     .collect();
                 p.push_str(&format!(
-                    " The diagnosis put {} first ({:.2}: {})",
-                    h.cause, h.confidence, h.summary
+                    " The diagnosis put {} first ({:.2}; {})",
+                    h.cause,
+                    h.confidence,
+                    h.summary.trim_end_matches('.')
                 ));
                 if more.is_empty() {
                     p.push('.');

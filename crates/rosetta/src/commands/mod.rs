@@ -5,4 +5,7 @@ pub mod config;
 pub mod diagnose;
 pub mod env;
 pub mod env_facts;
+pub mod findings;
+pub mod journal;
+pub mod run;
 pub mod versions;
