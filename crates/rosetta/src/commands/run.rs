@@ -193,15 +193,14 @@ pub fn run(args: RunArgs) -> Code {
             rank: None,
         }));
     }
-    if matches!(attempt.outcome, Outcome::Ready | Outcome::Interrupted) && attempt.failure.is_some()
-    {
-        // A log with an error that did not stop the server (or that was read before the
-        // interrupt) is still diagnosed, but the attempt did not fail on it.
-        if attempt.outcome == Outcome::Ready && ending.exit_code.is_some_and(|c| c != 0) {
-            attempt.outcome = Outcome::Crashed;
-        }
+    if !attempt.outcome.failed() {
+        // A ready or interrupted attempt did not fail: what the log shows on the way out
+        // (a KeyboardInterrupt traceback at Ctrl-C) stays in the stored report only.
+        attempt.failure = None;
     }
-    attempt.hypotheses = hypotheses_of(&kb, &report);
+    if attempt.outcome.failed() {
+        attempt.hypotheses = hypotheses_of(&kb, &report);
+    }
     attempt.report = Some(report.clone());
     for n in &ending.notes {
         attempt.notes.push(Note {

@@ -7,6 +7,7 @@
 mod bad_input;
 mod config;
 mod diagnose;
+mod run;
 mod snapshots_test;
 mod versions;
 
