@@ -188,6 +188,31 @@ vocabulary! {
     }
 }
 
+/// The canonical name of a launch argument, shared by every reader of launch
+/// arguments (log dumps, typed command lines): dashes become underscores, case
+/// folds, and the aliases frameworks use for the same setting meet on one key
+/// (`tp`, `tensor_parallel_size` -> `tp_size`; `max_model_len` -> `context_length`;
+/// `model` -> `model_path`). Rules key their `args` conditions on these names.
+pub fn canonical_arg_key(k: &str) -> String {
+    let k = k
+        .trim()
+        .trim_start_matches('-')
+        .trim_matches(|c| c == '\'' || c == '"')
+        .replace('-', "_")
+        .to_ascii_lowercase();
+    match k.as_str() {
+        "tp" | "tensor_parallel_size" | "tp_size" => "tp_size".into(),
+        "dp" | "data_parallel_size" | "dp_size" => "dp_size".into(),
+        "ep" | "ep_size" | "expert_parallel_size" => "ep_size".into(),
+        "pp" | "pipeline_parallel_size" | "pp_size" => "pp_size".into(),
+        "model" | "model_path" | "model_name_or_path" => "model_path".into(),
+        "context_length" | "max_model_len" | "context_len" | "max_seq_len" => {
+            "context_length".into()
+        }
+        _ => k,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,6 +237,18 @@ mod tests {
         assert_eq!(FailureClass::ALL.len(), 17);
         assert_eq!(Phase::ALL.len(), 11);
         assert_eq!(Cause::ALL.len(), 16);
+    }
+
+    #[test]
+    fn arg_keys_meet_on_one_name() {
+        assert_eq!(canonical_arg_key("--tensor-parallel-size"), "tp_size");
+        assert_eq!(canonical_arg_key("tp"), "tp_size");
+        assert_eq!(canonical_arg_key("'max_model_len'"), "context_length");
+        assert_eq!(
+            canonical_arg_key("--Mem-Fraction-Static"),
+            "mem_fraction_static"
+        );
+        assert_eq!(canonical_arg_key("model"), "model_path");
     }
 
     #[test]
