@@ -61,6 +61,8 @@ pub struct Diff {
     pub machine: Vec<Delta>,
     /// Model path and config hash.
     pub model: Vec<Delta>,
+    /// The launcher itself: engine, program words, positional words (from the commands).
+    pub command: Vec<Delta>,
     /// Outcome before and after.
     pub outcome: (Outcome, Outcome),
     /// Failure before and after.
@@ -75,6 +77,7 @@ impl Diff {
             && self.versions.is_empty()
             && self.machine.is_empty()
             && self.model.is_empty()
+            && self.command.is_empty()
     }
 }
 
@@ -149,8 +152,7 @@ fn versions(at: &Attempt) -> BTreeMap<String, String> {
 
 /// How `b` differs from `a`.
 pub fn diff(a: &Attempt, b: &Attempt) -> Diff {
-    let (aa, ba) = a.comparable_args(b);
-    let args_from_log = a.args.is_empty() || b.args.is_empty();
+    let (aa, ba, args_from_log) = a.comparable_args(b);
     let mut model = Vec::new();
     match (&a.model, &b.model) {
         (Some(x), Some(y)) => {
@@ -178,6 +180,7 @@ pub fn diff(a: &Attempt, b: &Attempt) -> Diff {
             after: y.as_ref().map(|m| m.path.clone()),
         }),
     }
+    let command = command_deltas(a, b);
     // The model path is compared as the model, not as an arg.
     let skip = vec!["model_path".to_string()];
     Diff {
@@ -189,9 +192,55 @@ pub fn diff(a: &Attempt, b: &Attempt) -> Diff {
         versions: known_deltas(&versions(a), &versions(b)),
         machine: known_deltas(&machine_map(a), &machine_map(b)),
         model,
+        command,
         outcome: (a.outcome, b.outcome),
         failure: (a.failure, b.failure),
     }
+}
+
+/// The launcher's own changes (engine, program, positional words), from the
+/// stored commands parsed again; args and env are compared from the records.
+fn command_deltas(a: &Attempt, b: &Attempt) -> Vec<Delta> {
+    use rosetta_launch::Change;
+    if a.command.is_empty() || b.command.is_empty() {
+        return Vec::new();
+    }
+    let engines = rosetta_launch::Engines::embedded();
+    let (Ok(x), Ok(y)) = (
+        rosetta_launch::parse_words(&a.command, engines),
+        rosetta_launch::parse_words(&b.command, engines),
+    ) else {
+        return if a.command != b.command && a.args.is_none() {
+            vec![Delta {
+                key: "command".into(),
+                before: Some(a.command.join(" ")),
+                after: Some(b.command.join(" ")),
+            }]
+        } else {
+            Vec::new()
+        };
+    };
+    let d = rosetta_launch::diff(&x, &y);
+    let mut out = Vec::new();
+    for (key, c) in [
+        ("engine", d.engine),
+        ("program", d.program),
+        ("positional", d.positional),
+    ] {
+        if let Some(c) = c {
+            let (before, after) = match c {
+                Change::Added { to } => (None, Some(to)),
+                Change::Removed { from } => (Some(from), None),
+                Change::Changed { from, to } => (Some(from), Some(to)),
+            };
+            out.push(Delta {
+                key: key.into(),
+                before,
+                after,
+            });
+        }
+    }
+    out
 }
 
 /// A short line of what changed from `a` to `b`: `--disable-cuda-graph added (True)`.
@@ -214,6 +263,7 @@ pub fn summary(d: &Diff, limit: usize) -> String {
     parts.extend(d.versions.iter().map(Delta::describe));
     parts.extend(d.machine.iter().map(Delta::describe));
     parts.extend(d.model.iter().map(|m| format!("model {}", m.describe())));
+    parts.extend(d.command.iter().map(Delta::describe));
     if parts.is_empty() {
         return "same launch".into();
     }

@@ -259,8 +259,9 @@ pub struct Attempt {
     pub cwd: Option<String>,
     /// The launch command, argument by argument (empty for an import without one).
     pub command: Vec<String>,
-    /// Launch args parsed from the command: canonical key -> value.
-    pub args: BTreeMap<String, String>,
+    /// Launch args parsed from the command (rosetta-launch): canonical key -> value;
+    /// `None` when there is no command to parse (an imported log).
+    pub args: Option<BTreeMap<String, String>>,
     /// Launch args the server printed in its log: canonical key -> value.
     pub log_args: BTreeMap<String, String>,
     /// The environment variables that can change how a server runs (CUDA_*, NCCL_*, ...; never secrets).
@@ -288,15 +289,14 @@ pub struct Attempt {
 }
 
 impl Attempt {
-    /// The args to compare: from the command when both attempts have them, else from the logs.
+    /// The args to compare: from the commands when both were parsed, else from the logs.
     pub fn comparable_args<'a>(
         &'a self,
         other: &'a Attempt,
-    ) -> (&'a BTreeMap<String, String>, &'a BTreeMap<String, String>) {
-        if !self.args.is_empty() && !other.args.is_empty() {
-            (&self.args, &other.args)
-        } else {
-            (&self.log_args, &other.log_args)
+    ) -> (&'a BTreeMap<String, String>, &'a BTreeMap<String, String>, bool) {
+        match (&self.args, &other.args) {
+            (Some(a), Some(b)) => (a, b, false),
+            _ => (&self.log_args, &other.log_args, true),
         }
     }
 

@@ -12,7 +12,7 @@
 
 use crate::diff::{diff, Delta};
 use crate::model::{Attempt, FailureRef, HypothesisRec, Outcome, Ruling, Test, Verdict};
-use rosetta_kb::change::{inert_args, inert_env, Target};
+use rosetta_kb::change::{inert_args, inert_env, ChangeOp, Target};
 use rosetta_kb::KnowledgeBase;
 use rosetta_report::{Hypothesis, Report};
 use rosetta_schema::{Cause, Phase};
@@ -83,7 +83,11 @@ pub fn judge(earlier: &[Attempt], b: &Attempt) -> Vec<Ruling> {
     for a in candidates {
         let Some(af) = a.failure else { continue };
         let d = diff(a, b);
-        if !d.versions.is_empty() || !d.machine.is_empty() || !d.model.is_empty() {
+        if !d.versions.is_empty()
+            || !d.machine.is_empty()
+            || !d.model.is_empty()
+            || !d.command.is_empty()
+        {
             continue;
         }
         let inert_a = inert_args();
@@ -119,7 +123,20 @@ pub fn judge(earlier: &[Attempt], b: &Attempt) -> Vec<Ruling> {
                                 }
                                 _ => false,
                             };
-                            target_ok && c.matches(x.before.as_deref(), x.after.as_deref())
+                            // A number absent from a command is the value the server
+                            // printed (its default, or its own heuristic).
+                            let numeric = matches!(c.op, ChangeOp::Lower | ChangeOp::Higher);
+                            let before = x.before.as_deref().or_else(|| {
+                                (numeric && *kind == Kind::Arg)
+                                    .then(|| a.log_args.get(&x.key).map(String::as_str))
+                                    .flatten()
+                            });
+                            let after = x.after.as_deref().or_else(|| {
+                                (numeric && *kind == Kind::Arg)
+                                    .then(|| b.log_args.get(&x.key).map(String::as_str))
+                                    .flatten()
+                            });
+                            target_ok && c.matches(before, after)
                         })
                     })
                     .map(|(i, _)| i)

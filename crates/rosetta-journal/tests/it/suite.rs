@@ -76,7 +76,7 @@ fn base(extra: &[(&str, &str)]) -> Attempt {
         ended: None,
         cwd: Some("/work".into()),
         command,
-        args: BTreeMap::new(),
+        args: None,
         log_args,
         env: [("CUDA_VISIBLE_DEVICES".to_string(), "0,1".to_string())]
             .into_iter()

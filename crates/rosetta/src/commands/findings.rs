@@ -148,7 +148,7 @@ pub fn run(args: FindingsArgs) -> Code {
                     ended: Some(when),
                     cwd: None,
                     command: Vec::new(),
-                    args: BTreeMap::new(),
+                    args: None,
                     model: log_args
                         .get("model_path")
                         .map(|m| rosetta_run::fingerprint::model_ref(m)),

@@ -49,9 +49,20 @@ pub fn run(args: RunArgs) -> Code {
     if std::env::var_os("PYTHONUNBUFFERED").is_none() {
         child_env.push(("PYTHONUNBUFFERED".into(), "1".into()));
     }
+    // The launch command, parsed the way `preflight` reads it: canonical args,
+    // the environment it sets (`env X=1 ...`), the address it names.
+    let engines = rosetta_launch::Engines::embedded();
+    let launch = rosetta_launch::parse_words(&args.command, engines).ok();
     let env = rosetta_run::fingerprint::recorded_env(
-        std::env::vars().chain(child_env.iter().cloned()),
+        std::env::vars()
+            .chain(child_env.iter().cloned())
+            .chain(launch.iter().flat_map(|l| l.env.clone())),
     );
+    let command_address = launch.as_ref().and_then(|l| {
+        let port = l.port(engines)?;
+        let host = l.host(engines).unwrap_or_else(|| "127.0.0.1".into());
+        Some(rosetta_run::Address::new(&host, port))
+    });
     let mut attempt = Attempt {
         id: 0,
         source: Source::Run,
@@ -61,7 +72,7 @@ pub fn run(args: RunArgs) -> Code {
             .ok()
             .map(|p| p.display().to_string()),
         command: args.command.clone(),
-        args: BTreeMap::new(),
+        args: launch.as_ref().map(|l| l.args()),
         log_args: BTreeMap::new(),
         env,
         fingerprint: Default::default(),
@@ -118,7 +129,7 @@ pub fn run(args: RunArgs) -> Code {
         stall: (args.stall > 0).then(|| Duration::from_secs(args.stall)),
         grace: Duration::from_secs(args.grace),
         stop_when_ready: args.stop_when_ready,
-        command_address: None,
+        command_address,
         env: child_env,
     };
     let id = attempt.id;
@@ -176,7 +187,8 @@ pub fn run(args: RunArgs) -> Code {
     }
     attempt.model = attempt
         .args
-        .get("model_path")
+        .as_ref()
+        .and_then(|a| a.get("model_path"))
         .or_else(|| attempt.log_args.get("model_path"))
         .map(|m| rosetta_run::fingerprint::model_ref(m));
     attempt.outcome = ending.outcome;

@@ -3,13 +3,14 @@
 It prints an sglang-like start-up log (ServerArgs, weight loading with a progress bar, KV cache,
 CUDA graph capture unless --disable-cuda-graph, uvicorn's "running on" line), listens on
 127.0.0.1 (an OS-chosen port unless --port is given) and answers /v1/models and a streamed
-/v1/chat/completions. Behaviours (--mode):
+/v1/chat/completions. Behaviours ($FAKE_SGLANG_MODE; an environment variable, so that the test's
+control is no launch flag the journal would see as a change):
 
   decode-assert  the first completion request gets one token, then the server prints a decode-time
                  device-side-assert traceback (the kernel's assertion line first) and exits 1
   ok             answers every request with a few tokens; exits 0 on SIGTERM
   stall          stops printing in the middle of weight loading and sleeps
-  ignore-term    like stall, but it and a child it starts ignore SIGTERM; pids go to --pidfile
+  ignore-term    like stall, but it and a child it starts ignore SIGTERM; pids go to $FAKE_SGLANG_PIDFILE
 """
 import argparse, http.server, json, os, random, signal, socketserver, sys, threading, time
 
@@ -21,9 +22,9 @@ p.add_argument("--tp-size", type=int, default=1)
 p.add_argument("--mem-fraction-static", type=float, default=0.88)
 p.add_argument("--attention-backend", default="flashinfer")
 p.add_argument("--disable-cuda-graph", action="store_true")
-p.add_argument("--mode", default="decode-assert")
-p.add_argument("--pidfile", default=None)
 args = p.parse_args()
+args.mode = os.environ.get("FAKE_SGLANG_MODE", "decode-assert")
+args.pidfile = os.environ.get("FAKE_SGLANG_PIDFILE")
 
 def now():
     return time.strftime("%Y-%m-%d %H:%M:%S")

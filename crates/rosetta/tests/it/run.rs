@@ -43,15 +43,19 @@ impl Lab {
         c
     }
 
-    /// `rosetta run --journal J <flags> -- python3 fake_sglang.py <fake args>`.
-    fn run(&self, flags: &[&str], fake_args: &[&str]) -> Output {
+    /// `rosetta run --journal J <flags> -- python3 fake_sglang.py <fake args>`, the fake in `mode`.
+    fn run(&self, flags: &[&str], fake_args: &[&str], mode: &str) -> Output {
         let j = self.journal();
         let f = fake();
         let mut args = vec!["run", "--journal", &j];
         args.extend_from_slice(flags);
         args.extend_from_slice(&["--", "python3", &f]);
         args.extend_from_slice(fake_args);
-        self.cmd(&args).output().expect("rosetta runs")
+        self.cmd(&args)
+            .env("FAKE_SGLANG_MODE", mode)
+            .env("FAKE_SGLANG_PIDFILE", self.dir.path().join("pids"))
+            .output()
+            .expect("rosetta runs")
     }
 
     fn findings(&self, args: &[&str]) -> Output {
@@ -94,7 +98,7 @@ fn wait_file(path: &Path, limit: Duration) -> String {
 fn fake_server_decode_assert_then_cuda_graph_ruled_out() {
     let lab = Lab::new();
     // 1: dies in decode on the probe's first request.
-    let o = lab.run(&["--probe", "--no-status"], &[]);
+    let o = lab.run(&["--probe", "--no-status"], &[], "decode-assert");
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(1), "{out}\n{}", stderr(&o));
     assert!(out.contains("Uvicorn running on http://127.0.0.1:"), "the child's output passes through:\n{out}");
@@ -124,6 +128,7 @@ fn fake_server_decode_assert_then_cuda_graph_ruled_out() {
     let o = lab.run(
         &["--probe", "--no-status", "--note", "eager mode"],
         &["--disable-cuda-graph"],
+        "decode-assert",
     );
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(1), "{out}");
@@ -148,12 +153,11 @@ fn fake_server_decode_assert_then_cuda_graph_ruled_out() {
     // list, diff, show, export.
     let list = stdout(&lab.findings(&[]));
     assert!(list.contains("ruled out  cuda-graph by #2"), "{list}");
-    assert!(list.contains("--disable-cuda-graph False -> True"), "{list}");
+    assert!(list.contains("--disable-cuda-graph added (true)"), "{list}");
     let d = lab.findings(&["diff", "1", "2"]);
     let diff = stdout(&d);
     assert!(d.status.success(), "{}", stderr(&d));
-    assert!(diff.contains("--disable-cuda-graph False -> True"), "{diff}");
-    assert!(diff.contains("--random-seed") && diff.contains("(no effect)"), "{diff}");
+    assert!(diff.contains("args        --disable-cuda-graph added (true)"), "{diff}");
     let show = stdout(&lab.findings(&["show", "2"]));
     assert!(show.contains("ATTEMPT  #2 · probe-failed"), "{show}");
     assert!(show.contains("ruled out by attempt #2"), "{show}");
@@ -172,7 +176,8 @@ fn fake_server_decode_assert_then_cuda_graph_ruled_out() {
     // 3: another attention backend, and the server answers: backend-selection gains support.
     let o = lab.run(
         &["--probe", "--no-status", "--stop-when-ready"],
-        &["--disable-cuda-graph", "--attention-backend", "triton", "--mode", "ok"],
+        &["--disable-cuda-graph", "--attention-backend", "triton"],
+        "ok",
     );
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
@@ -198,7 +203,7 @@ fn fake_server_decode_assert_then_cuda_graph_ruled_out() {
 fn a_stall_is_detected_and_the_group_killed() {
     let lab = Lab::new();
     let t = Instant::now();
-    let o = lab.run(&["--stall", "2", "--grace", "2", "--no-status"], &["--mode", "stall"]);
+    let o = lab.run(&["--stall", "2", "--grace", "2", "--no-status"], &[], "stall");
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(4), "{out}\n{}", stderr(&o));
     assert!(t.elapsed() < Duration::from_secs(30));
@@ -217,7 +222,8 @@ fn children_that_ignore_sigterm_are_killed_and_none_is_left() {
     let pidfile = lab.dir.path().join("pids");
     let o = lab.run(
         &["--stall", "2", "--grace", "1", "--no-status"],
-        &["--mode", "ignore-term", "--pidfile", pidfile.to_str().unwrap()],
+        &[],
+        "ignore-term",
     );
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(4), "{out}\n{}", stderr(&o));
@@ -241,9 +247,10 @@ fn sigterm_to_rosetta_reaches_the_group_and_its_code_is_ours() {
     let f = fake();
     let mut child = lab
         .cmd(&[
-            "run", "--journal", &j, "--no-status", "--stall", "0", "--", "python3", &f, "--mode",
-            "ignore-term", "--pidfile", pidfile.to_str().unwrap(),
+            "run", "--journal", &j, "--no-status", "--stall", "0", "--", "python3", &f,
         ])
+        .env("FAKE_SGLANG_MODE", "ignore-term")
+        .env("FAKE_SGLANG_PIDFILE", &pidfile)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -273,7 +280,8 @@ fn ready_is_recorded_while_the_server_serves() {
     let j = lab.journal();
     let f = fake();
     let mut child = lab
-        .cmd(&["run", "--journal", &j, "--no-status", "--", "python3", &f, "--mode", "ok"])
+        .cmd(&["run", "--journal", &j, "--no-status", "--", "python3", &f])
+        .env("FAKE_SGLANG_MODE", "ok")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
