@@ -93,6 +93,7 @@ on_both!(
     ready_without_probe_says_nothing_about_decode,
     concurrent_writers_share_one_journal,
     findings_render_from_the_store,
+    command_args_and_the_servers_own_values,
 );
 
 #[test]

@@ -67,7 +67,9 @@ fn base(extra: &[(&str, &str)]) -> Attempt {
         .collect();
     for (k, v) in extra {
         command.push(format!("--{}", k.replace('_', "-")));
-        command.push(v.to_string());
+        if *v != "True" {
+            command.push(v.to_string());
+        }
     }
     Attempt {
         id: 0,
@@ -360,4 +362,47 @@ pub fn findings_render_from_the_store(p: Place) {
     assert!(md.contains("**#2**") && md.contains("This ruled out cuda-graph"), "{md}");
     assert!(md.contains("- **cuda-graph**, by #2"), "{md}");
     assert!(md.contains("- **backend-selection**"), "{md}");
+}
+
+pub fn command_args_and_the_servers_own_values(p: Place) {
+    let mut j = p.open();
+    // A graph-capture OOM; the relaunch lowers the memory fraction that the first
+    // command left to the server's heuristic (0.88 in its printed args).
+    let oom = |a: Attempt| {
+        let mut a = failed(a);
+        a.failure = Some(FailureRef {
+            class: FailureClass::GpuOom,
+            phase: Phase::GraphCapture,
+            rank: None,
+        });
+        a.hypotheses = vec![
+            hyp(Cause::MemoryBudget, "memory-fraction-too-high", 0.6),
+            hyp(Cause::CudaGraph, "graph-capture-failed", 0.4),
+        ];
+        a
+    };
+    let mut a = oom(base(&[("mem_fraction_static", "0.88")]));
+    a.args = Some(BTreeMap::new());
+    run(&mut j, a);
+    let mut b = oom(base(&[("mem_fraction_static", "0.8")]));
+    b.args = Some(
+        [("mem_fraction_static".to_string(), "0.8".to_string())]
+            .into_iter()
+            .collect(),
+    );
+    let (_, r) = run(&mut j, b);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!((r[0].cause, r[0].verdict), (Cause::MemoryBudget, Verdict::RuledOut));
+    assert!(r[0].why.contains("--mem-fraction-static added (0.8)"), "{}", r[0].why);
+    // An env var set on the command line is a change like a flag: NCCL_P2P_DISABLE=1 is no
+    // experiment of these hypotheses, so nothing is concluded.
+    let mut c = oom(base(&[("mem_fraction_static", "0.8")]));
+    c.args = Some(
+        [("mem_fraction_static".to_string(), "0.8".to_string())]
+            .into_iter()
+            .collect(),
+    );
+    c.env.insert("NCCL_P2P_DISABLE".into(), "1".into());
+    let (_, r) = run(&mut j, c);
+    assert!(r.is_empty(), "{r:?}");
 }
