@@ -169,7 +169,12 @@ pub fn run(args: RunArgs) -> Code {
 
     // Diagnose the attempt's log, the way `diagnose` does.
     let gpu_names: Vec<&str> = rosetta_kb::tables::GpuTable::embedded().names().collect();
-    let facts = rosetta_log::read_logs(std::slice::from_ref(&log_path), &kb.literals(), &gpu_names)?;
+    let mut facts =
+        rosetta_log::read_logs(std::slice::from_ref(&log_path), &kb.literals(), &gpu_names)?;
+    if ending.outcome == Outcome::Stalled && facts.failure.is_none() {
+        // The log cannot say it hung: rosetta saw it go silent, so that is the failure.
+        facts.failure = Some(stall_failure(&facts, &ending));
+    }
     let report = rosetta_kb::report::build(&kb, &facts, None);
     attempt.log_args = facts
         .extracted
@@ -247,9 +252,6 @@ pub fn run(args: RunArgs) -> Code {
     if let Some(p) = &attempt.probe {
         writeln!(w, "   probe  {}", probe_line(p))?;
     }
-    if let Some(s) = ending.silent_for {
-        writeln!(w, "   stalled: no output for {} in {}", secs(s), ending.status)?;
-    }
     for n in &ending.notes {
         writeln!(w, "   {n}")?;
     }
@@ -316,6 +318,40 @@ pub fn run(args: RunArgs) -> Code {
         .into());
     }
     Ok(code)
+}
+
+/// The failure of a stalled launch whose log shows none: a hang at its last line, in the
+/// phase the live status had reached.
+fn stall_failure(facts: &rosetta_log::LogFacts, ending: &rosetta_run::Ending) -> rosetta_log::Failure {
+    let (line, text) = facts
+        .last_lines
+        .iter()
+        .rev()
+        .find(|(_, _, t)| !t.trim().is_empty())
+        .map(|(_, l, t)| (*l, t.trim().chars().take(200).collect::<String>()))
+        .unwrap_or((facts.inputs.first().map_or(0, |i| i.lines), String::new()));
+    let silent = ending.silent_for.map(|d| d.as_secs()).unwrap_or(0);
+    rosetta_log::Failure {
+        class: FailureClass::Hang,
+        phase: ending.phase.unwrap_or(Phase::Unknown),
+        phase_reason: format!("rosetta run saw no output for {silent} s while the status was `{}`", ending.status),
+        rank: None,
+        ranks: Vec::new(),
+        source: 0,
+        line,
+        time: None,
+        message: format!("no output for {silent} s after: {text}"),
+        exception: None,
+        frames: Vec::new(),
+        asynchronous: false,
+        sync_point: None,
+        signals: vec!["rosetta-run-stall"],
+        incident: usize::MAX,
+        run: (0, 1),
+        run_start: 1,
+        earlier_runs: Vec::new(),
+        surfaced: None,
+    }
 }
 
 fn probe_line(p: &rosetta_journal::ProbeResult) -> String {
