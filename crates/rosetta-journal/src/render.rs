@@ -448,7 +448,15 @@ pub fn show(
         rows.push(("versions", v.join(" · ")));
     }
     if !at.env.is_empty() {
-        let v: Vec<String> = at.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let v: Vec<String> = at
+            .env
+            .iter()
+            .map(|(k, v)| {
+                let short: String = v.chars().take(60).collect();
+                let more = if short.len() < v.len() { "…" } else { "" };
+                format!("{k}={short}{more}")
+            })
+            .collect();
         rows.push(("env", v.join(" ")));
     }
     if let Some(l) = &at.log_path {

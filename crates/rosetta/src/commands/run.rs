@@ -183,12 +183,9 @@ pub fn run(args: RunArgs) -> Code {
         .map(|(k, v)| (k.clone(), v.value.clone()))
         .collect();
     attempt.fingerprint = fingerprint.join().unwrap_or_default();
-    for (k, v) in &report.facts.versions {
-        attempt
-            .fingerprint
-            .packages
-            .entry(k.clone())
-            .or_insert_with(|| v.clone());
+    if attempt.fingerprint.packages.is_empty() {
+        // No Python environment could be read: the versions the log names stand in.
+        attempt.fingerprint.packages = report.facts.versions.clone();
     }
     attempt.model = attempt
         .args
