@@ -125,7 +125,7 @@ pub enum Conn {
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The advisory lock key that serialises PostgreSQL writers of the journal.
-const PG_LOCK: i64 = 0x726f_7365_7474_61; // "rosetta"
+const PG_LOCK: i64 = 0x0072_6f73_6574_7461; // "rosetta"
 
 impl Conn {
     /// Opens a SQLite file (created if absent) in WAL mode with a busy timeout.
@@ -137,7 +137,9 @@ impl Conn {
             .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
             .map_err(|e| e.to_string())?;
         if !mode.eq_ignore_ascii_case("wal") && !mode.eq_ignore_ascii_case("memory") {
-            return Err(format!("cannot switch the file to WAL mode (it is in {mode} mode)"));
+            return Err(format!(
+                "cannot switch the file to WAL mode (it is in {mode} mode)"
+            ));
         }
         c.execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;")
             .map_err(|e| e.to_string())?;
@@ -146,7 +148,8 @@ impl Conn {
 
     /// Connects to PostgreSQL.
     pub fn postgres(url: &str) -> Result<Conn, String> {
-        let mut config: postgres::Config = url.parse().map_err(|e: postgres::Error| e.to_string())?;
+        let mut config: postgres::Config =
+            url.parse().map_err(|e: postgres::Error| e.to_string())?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(Duration::from_secs(10));
         }
@@ -298,7 +301,8 @@ fn pg_params(params: &[Value]) -> Vec<Box<dyn postgres::types::ToSql + Sync>> {
 impl Exec for PgTx<'_> {
     fn exec(&mut self, sql: &str, params: &[Value]) -> Result<u64, String> {
         let ps = pg_params(params);
-        let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = ps.iter().map(|b| b.as_ref()).collect();
+        let refs: Vec<&(dyn postgres::types::ToSql + Sync)> =
+            ps.iter().map(|b| b.as_ref()).collect();
         self.0
             .execute(numbered(sql).as_str(), &refs)
             .map_err(|e| pg_message(&e))
@@ -307,7 +311,8 @@ impl Exec for PgTx<'_> {
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>, String> {
         use postgres::types::Type;
         let ps = pg_params(params);
-        let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = ps.iter().map(|b| b.as_ref()).collect();
+        let refs: Vec<&(dyn postgres::types::ToSql + Sync)> =
+            ps.iter().map(|b| b.as_ref()).collect();
         let rows = self
             .0
             .query(numbered(sql).as_str(), &refs)
@@ -328,7 +333,10 @@ impl Exec for PgTx<'_> {
                 } else if *t == Type::FLOAT8 {
                     Value::Real(r.try_get::<_, Option<f64>>(i).map_err(|e| e.to_string())?)
                 } else {
-                    Value::Text(r.try_get::<_, Option<String>>(i).map_err(|e| e.to_string())?)
+                    Value::Text(
+                        r.try_get::<_, Option<String>>(i)
+                            .map_err(|e| e.to_string())?,
+                    )
                 };
                 row.push(v);
             }

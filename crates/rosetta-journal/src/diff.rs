@@ -250,14 +250,14 @@ pub fn summary(d: &Diff, limit: usize) -> String {
     parts.extend(
         d.args
             .iter()
-            .filter(|x| !inert.iter().any(|i| *i == x.key))
+            .filter(|x| !inert.contains(&x.key))
             .map(Delta::describe_arg),
     );
     let inert_env = rosetta_kb::change::inert_env();
     parts.extend(
         d.env
             .iter()
-            .filter(|x| !inert_env.iter().any(|i| *i == x.key))
+            .filter(|x| !inert_env.contains(&x.key))
             .map(Delta::describe),
     );
     parts.extend(d.versions.iter().map(Delta::describe));

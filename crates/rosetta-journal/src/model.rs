@@ -293,7 +293,11 @@ impl Attempt {
     pub fn comparable_args<'a>(
         &'a self,
         other: &'a Attempt,
-    ) -> (&'a BTreeMap<String, String>, &'a BTreeMap<String, String>, bool) {
+    ) -> (
+        &'a BTreeMap<String, String>,
+        &'a BTreeMap<String, String>,
+        bool,
+    ) {
         match (&self.args, &other.args) {
             (Some(a), Some(b)) => (a, b, false),
             _ => (&self.log_args, &other.log_args, true),

@@ -156,7 +156,11 @@ fn attempt_json<'a>(
         probe: at.probe.as_ref(),
         notes: at.notes.iter().map(|n| n.text.as_str()).collect(),
         log: at.log_path.as_deref(),
-        report: if with_report { at.report.as_ref() } else { None },
+        report: if with_report {
+            at.report.as_ref()
+        } else {
+            None
+        },
     }
 }
 
@@ -273,7 +277,10 @@ pub fn list(
         }
         Format::Text => {
             if all.is_empty() {
-                return writeln!(w, "no attempts yet: `rosetta run -- <launch command>` records one");
+                return writeln!(
+                    w,
+                    "no attempts yet: `rosetta run -- <launch command>` records one"
+                );
             }
             let rows: Vec<[String; 6]> = all
                 .iter()
@@ -389,7 +396,10 @@ pub fn show(
         return json(all, rulings, &[at], true, w);
     }
     let md = format == Format::Markdown;
-    let exit = at.exit_code.map(|c| format!(" · exit {c}")).unwrap_or_default();
+    let exit = at
+        .exit_code
+        .map(|c| format!(" · exit {c}"))
+        .unwrap_or_default();
     let span = match &at.ended {
         Some(e) => format!(
             "{} ({})",
@@ -466,11 +476,7 @@ pub fn show(
         rows.push(("note", format!("{} ({})", n.text, when(&n.at))));
     }
     if md {
-        writeln!(
-            w,
-            "## Attempt #{} · {}{exit} · {span}\n",
-            at.id, at.outcome
-        )?;
+        writeln!(w, "## Attempt #{} · {}{exit} · {span}\n", at.id, at.outcome)?;
         for (k, v) in &rows {
             writeln!(w, "- **{k}**: {}", md_cell(v))?;
         }
@@ -510,8 +516,7 @@ fn delta_rows(title: &str, ds: &[Delta], arg: bool, out: &mut Vec<(String, Strin
     } else {
         &[]
     };
-    let (quiet, loud): (Vec<&Delta>, Vec<&Delta>) =
-        ds.iter().partition(|d| inert.iter().any(|i| *i == d.key));
+    let (quiet, loud): (Vec<&Delta>, Vec<&Delta>) = ds.iter().partition(|d| inert.contains(&d.key));
     for d in loud {
         let text = if arg { d.describe_arg() } else { d.describe() };
         out.push((title.to_string(), text));
@@ -530,7 +535,11 @@ pub fn diff_view(d: &Diff, format: Format, w: &mut dyn Write) -> io::Result<()> 
         return writeln!(w);
     }
     let mut rows: Vec<(String, String)> = Vec::new();
-    let args_title = if d.args_from_log { "args (log)" } else { "args" };
+    let args_title = if d.args_from_log {
+        "args (log)"
+    } else {
+        "args"
+    };
     delta_rows(args_title, &d.args, true, &mut rows);
     delta_rows("env", &d.env, false, &mut rows);
     delta_rows("versions", &d.versions, false, &mut rows);
@@ -563,7 +572,10 @@ pub fn diff_view(d: &Diff, format: Format, w: &mut dyn Write) -> io::Result<()> 
     }
     writeln!(w, "#{} -> #{}", d.a, d.b)?;
     if rows.is_empty() {
-        writeln!(w, "launch      the same (args, env, versions, machine, model)")?;
+        writeln!(
+            w,
+            "launch      the same (args, env, versions, machine, model)"
+        )?;
     }
     for (k, v) in &rows {
         writeln!(w, "{k:<12}{v}")?;
@@ -583,14 +595,20 @@ pub fn default_goal(all: &[Attempt]) -> String {
         .find_map(|a| a.report.as_ref().and_then(|r| r.facts.framework.clone()));
     let gpus = all.iter().rev().find_map(|a| {
         let g = &a.fingerprint.gpus;
-        g.first().map(|x| format!("{}x {}", g.len(), x.name)).or_else(|| {
-            a.report
-                .as_ref()
-                .and_then(|r| r.facts.gpus.first().cloned())
-        })
+        g.first()
+            .map(|x| format!("{}x {}", g.len(), x.name))
+            .or_else(|| {
+                a.report
+                    .as_ref()
+                    .and_then(|r| r.facts.gpus.first().cloned())
+            })
     });
     let mut s = String::from("Serve ");
-    s.push_str(&model.map(|m| format!("`{m}`")).unwrap_or("the model".into()));
+    s.push_str(
+        &model
+            .map(|m| format!("`{m}`"))
+            .unwrap_or("the model".into()),
+    );
     if let Some(f) = framework {
         s.push_str(&format!(" with {f}"));
     }
@@ -708,7 +726,11 @@ pub fn export_markdown(
                     " {word} {} (the experiment of #{}: {}).",
                     r.cause,
                     r.against_attempt,
-                    r.experiment.split(':').next().unwrap_or(&r.experiment).trim()
+                    r.experiment
+                        .split(':')
+                        .next()
+                        .unwrap_or(&r.experiment)
+                        .trim()
                 ));
             }
         }
@@ -738,7 +760,10 @@ pub fn export_markdown(
             }
             writeln!(w)?;
         }
-        Some(_) => writeln!(w, "Nothing: every hypothesis of the latest failure is ruled out.\n")?,
+        Some(_) => writeln!(
+            w,
+            "Nothing: every hypothesis of the latest failure is ruled out.\n"
+        )?,
         None => writeln!(w, "No failed attempt.\n")?,
     }
     writeln!(w, "## Ruled out\n")?;

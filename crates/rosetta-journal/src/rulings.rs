@@ -95,12 +95,12 @@ pub fn judge(earlier: &[Attempt], b: &Attempt) -> Vec<Ruling> {
         let deltas: Vec<(Kind, &Delta)> = d
             .args
             .iter()
-            .filter(|x| !inert_a.iter().any(|i| *i == x.key))
+            .filter(|x| !inert_a.contains(&x.key))
             .map(|x| (Kind::Arg, x))
             .chain(
                 d.env
                     .iter()
-                    .filter(|x| !inert_e.iter().any(|i| *i == x.key))
+                    .filter(|x| !inert_e.contains(&x.key))
                     .map(|x| (Kind::Env, x)),
             )
             .collect();

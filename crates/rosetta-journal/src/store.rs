@@ -559,8 +559,7 @@ fn build(
             Some("import") => Source::Import,
             _ => Source::Run,
         };
-        let outcome: Outcome =
-            word(&r[12], "outcome", id, location)?.unwrap_or(Outcome::Running);
+        let outcome: Outcome = word(&r[12], "outcome", id, location)?.unwrap_or(Outcome::Running);
         let failure = match (
             word(&r[14], "failure_class", id, location)?,
             word(&r[15], "failure_phase", id, location)?,
@@ -604,8 +603,12 @@ fn build(
             continue;
         };
         a.hypotheses.push(HypothesisRec {
-            cause: word(&h[1], "cause", id, location)?
-                .ok_or_else(|| corrupt(location, format!("attempt #{id}: a hypothesis has no cause")))?,
+            cause: word(&h[1], "cause", id, location)?.ok_or_else(|| {
+                corrupt(
+                    location,
+                    format!("attempt #{id}: a hypothesis has no cause"),
+                )
+            })?,
             confidence: h[2].real().unwrap_or(0.0),
             rule: h[3].text().unwrap_or_default().to_string(),
             summary: h[4].text().unwrap_or_default().to_string(),

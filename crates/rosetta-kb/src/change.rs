@@ -172,7 +172,9 @@ impl Change {
                 }
                 _ => false,
             },
-            ChangeOp::Lower => matches!((number(before), number(after)), (Some(b), Some(a)) if a < b),
+            ChangeOp::Lower => {
+                matches!((number(before), number(after)), (Some(b), Some(a)) if a < b)
+            }
             ChangeOp::Higher => {
                 matches!((number(before), number(after)), (Some(b), Some(a)) if a > b)
             }
@@ -306,7 +308,10 @@ mod tests {
             .check()
             .unwrap_err()
             .contains("canonical"));
-        assert!(ch("x", ChangeOp::Set, None).check().unwrap_err().contains("to"));
+        assert!(ch("x", ChangeOp::Set, None)
+            .check()
+            .unwrap_err()
+            .contains("to"));
         assert!(ch("x", ChangeOp::On, Some("1"))
             .check()
             .unwrap_err()

@@ -66,13 +66,23 @@ pub const ENV_PREFIXES: &[&str] = &[
 ];
 
 /// Name parts that mark a secret: such variables are never recorded.
-const SECRET_WORDS: &[&str] = &["TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH"];
+const SECRET_WORDS: &[&str] = &[
+    "TOKEN",
+    "KEY",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "CREDENTIAL",
+    "AUTH",
+];
 
 /// The environment variables to record, from `vars` (name, value).
 pub fn recorded_env(vars: impl Iterator<Item = (String, String)>) -> BTreeMap<String, String> {
     vars.filter(|(k, _)| {
         ENV_PREFIXES.iter().any(|p| k.starts_with(p))
-            && !SECRET_WORDS.iter().any(|s| k.to_ascii_uppercase().contains(s))
+            && !SECRET_WORDS
+                .iter()
+                .any(|s| k.to_ascii_uppercase().contains(s))
     })
     .map(|(k, v)| (k, v.chars().take(500).collect()))
     .collect()

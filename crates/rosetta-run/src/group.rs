@@ -42,7 +42,8 @@ impl Group {
     /// and orphans re-parented to us); returns their pids and exit codes.
     pub fn reap(&self) -> Vec<(i32, Option<i32>)> {
         let mut out = Vec::new();
-        while let Ok(Some((pid, status))) = rustix::process::waitpgid(self.pgid, WaitOptions::NOHANG)
+        while let Ok(Some((pid, status))) =
+            rustix::process::waitpgid(self.pgid, WaitOptions::NOHANG)
         {
             out.push((pid.as_raw_nonzero().get(), exit_code(status)));
         }

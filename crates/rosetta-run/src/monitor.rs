@@ -65,7 +65,10 @@ fn patterns() -> &'static Patterns {
         url: Regex::new(r"https?://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.\-]+):(\d{1,5})").unwrap(),
         host: Regex::new(r#"['"]?\bhost['"]?\s*[:=]\s*['"]?([A-Za-z0-9.\-:\[\]]+)"#).unwrap(),
         port: Regex::new(r#"['"]?\bport['"]?\s*[:=]\s*['"]?(\d{1,5})\b"#).unwrap(),
-        args_line: Regex::new(r"(?i)server_args=|ServerArgs\(|non-default args|args: Namespace\(|Namespace\(").unwrap(),
+        args_line: Regex::new(
+            r"(?i)server_args=|ServerArgs\(|non-default args|args: Namespace\(|Namespace\(",
+        )
+        .unwrap(),
         progress: Regex::new(r"\b(\d{1,7})/(\d{1,7})\b").unwrap(),
     })
 }
@@ -241,7 +244,10 @@ mod tests {
             m.address,
             Some((Address::new("127.0.0.1", 31000), AddressSource::LogArgs))
         );
-        m.feed(1, b"[2026-05-20 10:00:01] Load weight begin. avail mem=78.00 GB\n");
+        m.feed(
+            1,
+            b"[2026-05-20 10:00:01] Load weight begin. avail mem=78.00 GB\n",
+        );
         assert_eq!(m.phase, Some(Phase::WeightLoad));
         let s = m.feed(
             1,
@@ -259,7 +265,11 @@ mod tests {
             Some((Address::new("127.0.0.1", 31001), AddressSource::Announced))
         );
         m.feed(1, b"[2026-05-20 10:00:10] Prefill batch. #new-seq: 1\n");
-        assert_eq!(m.label, Some("ready"), "serving lines do not move the phase");
+        assert_eq!(
+            m.label,
+            Some("ready"),
+            "serving lines do not move the phase"
+        );
     }
 
     #[test]
@@ -270,7 +280,10 @@ mod tests {
             m.address,
             Some((Address::new("::", 8001), AddressSource::Announced))
         );
-        assert_eq!(m.address.as_ref().unwrap().0.base_url(), "http://[::1]:8001");
+        assert_eq!(
+            m.address.as_ref().unwrap().0.base_url(),
+            "http://[::1]:8001"
+        );
     }
 
     #[test]

@@ -161,7 +161,9 @@ pub fn probe(addr: &Address, timeout: Duration, progress: &mut dyn FnMut(Progres
         if let Some(err) = v.get("error") {
             out.error = Some(format!(
                 "the server sent an error: {}",
-                err.get("message").and_then(|m| m.as_str()).unwrap_or(&err.to_string())
+                err.get("message")
+                    .and_then(|m| m.as_str())
+                    .unwrap_or(&err.to_string())
             ));
             break;
         }
@@ -180,7 +182,10 @@ pub fn probe(addr: &Address, timeout: Duration, progress: &mut dyn FnMut(Progres
             }
             progress(Progress::Tokens(out.tokens));
         }
-        if choice["finish_reason"].as_str().is_some_and(|r| !r.is_empty()) {
+        if choice["finish_reason"]
+            .as_str()
+            .is_some_and(|r| !r.is_empty())
+        {
             done = true;
         }
     }

@@ -77,14 +77,18 @@ mod tests {
     fn draws_in_the_reserved_row_and_gives_it_back() {
         let mut s = StatusLine::new((24, 80));
         let mut out = Vec::new();
-        s.draw(&mut out, (24, 80), "weight load 31/81 · 15:37").unwrap();
+        s.draw(&mut out, (24, 80), "weight load 31/81 · 15:37")
+            .unwrap();
         let t = String::from_utf8(out).unwrap();
         assert!(t.contains("\x1b[1;23r"), "{t:?}");
         assert!(t.contains("\x1b[24;1H"), "{t:?}");
         let mut out = Vec::new();
         s.draw(&mut out, (30, 80), &"x".repeat(200)).unwrap();
         let t = String::from_utf8(out).unwrap();
-        assert!(t.contains("\x1b[1;29r") && !t.contains(&"x".repeat(80)), "{t:?}");
+        assert!(
+            t.contains("\x1b[1;29r") && !t.contains(&"x".repeat(80)),
+            "{t:?}"
+        );
         let mut out = Vec::new();
         s.clear(&mut out).unwrap();
         assert!(String::from_utf8(out).unwrap().contains("\x1b[r"));

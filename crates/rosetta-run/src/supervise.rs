@@ -203,8 +203,14 @@ pub fn supervise(
         });
     };
     for (i, pipe) in [
-        child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>),
-        child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>),
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
     ]
     .into_iter()
     .enumerate()
@@ -263,7 +269,9 @@ pub fn supervise(
     let mut group_gone_at: Option<Instant> = None;
     let mut notes: Vec<String> = Vec::new();
     if !subreaper {
-        notes.push("could not become the subreaper: processes the child orphans are reaped by init".into());
+        notes.push(
+            "could not become the subreaper: processes the child orphans are reaped by init".into(),
+        );
     }
     let grace = opts.grace;
 
@@ -271,7 +279,11 @@ pub fn supervise(
         if stopping.is_none() {
             *stopping = Some(Instant::now());
             if group.signal(sig) {
-                notes.push(format!("{why}: sent {} to the process group {}", sig_label(sig), group.id()));
+                notes.push(format!(
+                    "{why}: sent {} to the process group {}",
+                    sig_label(sig),
+                    group.id()
+                ));
             }
         }
     };
@@ -302,7 +314,10 @@ pub fn supervise(
                     // A second signal: no more waiting.
                     group.signal(Signal::KILL);
                     sigkill_sent = true;
-                    notes.push(format!("{} again: sent SIGKILL to the group", signal_name(sig)));
+                    notes.push(format!(
+                        "{} again: sent SIGKILL to the group",
+                        signal_name(sig)
+                    ));
                 } else {
                     interrupted_by = Some(sig);
                     if !ready_recorded && outcome.is_none() {
@@ -420,21 +435,34 @@ pub fn supervise(
                 redraw = true;
             } else if now - since > Duration::from_secs(15) {
                 let r = ProbeResult {
-                    error: Some("the server announced no address and its args name none: nothing to probe".into()),
+                    error: Some(
+                        "the server announced no address and its args name none: nothing to probe"
+                            .into(),
+                    ),
                     ..ProbeResult::default()
                 };
                 probe_result = Some(r);
                 probe_state = ProbeState::Done;
                 outcome = Some(Outcome::ProbeFailed);
                 stopped_by_rosetta = true;
-                stop(Signal::TERM, &mut stopping, &mut notes, "no address to probe");
+                stop(
+                    Signal::TERM,
+                    &mut stopping,
+                    &mut notes,
+                    "no address to probe",
+                );
             }
         }
         // A failed probe: let the server die by itself (its traceback reaches the log), then stop it.
         if let Some(t) = probe_failed_at {
             if child_code.is_none() && stopping.is_none() && now - t >= grace {
                 stopped_by_rosetta = true;
-                stop(Signal::TERM, &mut stopping, &mut notes, "probe failed, server still up");
+                stop(
+                    Signal::TERM,
+                    &mut stopping,
+                    &mut notes,
+                    "probe failed, server still up",
+                );
             }
         }
         // A stall: silent for too long before ready.
@@ -458,7 +486,11 @@ pub fn supervise(
                         "stalled: no output for {} s in {}{}",
                         limit.as_secs(),
                         monitor.status(),
-                        if probe_words.is_empty() { String::new() } else { format!(" ({probe_words})") }
+                        if probe_words.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({probe_words})")
+                        }
                     ),
                 );
             }
@@ -526,14 +558,16 @@ pub fn supervise(
                 group_gone_at = None;
                 // SIGKILL sent long ago and still there: uninterruptible sleep or another group.
                 if sigkill_sent && now - stopping.unwrap_or(now) >= grace + Duration::from_secs(5) {
-                    notes.push("processes of the group survived SIGKILL (uninterruptible sleep?)".into());
+                    notes.push(
+                        "processes of the group survived SIGKILL (uninterruptible sleep?)".into(),
+                    );
                     break;
                 }
             } else {
                 let gone = *group_gone_at.get_or_insert(now);
                 let drained = eof[0] && eof[1];
-                let probe_settled = probe_state != ProbeState::Running
-                    || now - gone >= Duration::from_secs(3);
+                let probe_settled =
+                    probe_state != ProbeState::Running || now - gone >= Duration::from_secs(3);
                 if (drained || now - gone >= Duration::from_secs(2)) && probe_settled {
                     break;
                 }
@@ -561,7 +595,9 @@ pub fn supervise(
                 monitor.feed(i, &bytes);
             }
             Ev::Probe(r) => {
-                if !r.ok && outcome != Some(Outcome::Interrupted) && outcome != Some(Outcome::Stalled)
+                if !r.ok
+                    && outcome != Some(Outcome::Interrupted)
+                    && outcome != Some(Outcome::Stalled)
                 {
                     outcome = Some(Outcome::ProbeFailed);
                 }

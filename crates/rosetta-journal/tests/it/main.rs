@@ -59,7 +59,8 @@ pub fn postgres_place() -> Option<Place> {
         std::process::id(),
         SCHEMAS.fetch_add(1, Ordering::SeqCst)
     );
-    let mut c = postgres::Client::connect(&base, postgres::NoTls).expect("connect to the test server");
+    let mut c =
+        postgres::Client::connect(&base, postgres::NoTls).expect("connect to the test server");
     c.batch_execute(&format!(
         "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
     ))
@@ -101,10 +102,16 @@ fn a_file_that_is_not_a_database_is_a_clear_error() {
     let d = tempfile::tempdir().unwrap();
     let p = d.path().join("notes.txt");
     std::fs::write(&p, "x".repeat(4096)).unwrap();
-    let e = Journal::open(p.to_str().unwrap()).err().unwrap().to_string();
+    let e = Journal::open(p.to_str().unwrap())
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("notes.txt"), "{e}");
     assert!(e.contains("not a database"), "{e}");
-    let e = Journal::open(d.path().to_str().unwrap()).err().unwrap().to_string();
+    let e = Journal::open(d.path().to_str().unwrap())
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("directory"), "{e}");
 }
 

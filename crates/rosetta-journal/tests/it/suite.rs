@@ -197,7 +197,10 @@ pub fn notes_attach_to_attempts(p: Place) {
     j.add_note(id, "same on the other node").unwrap();
     let a = j.attempt(id).unwrap();
     let texts: Vec<&str> = a.notes.iter().map(|n| n.text.as_str()).collect();
-    assert_eq!(texts, ["the assert names index_select", "same on the other node"]);
+    assert_eq!(
+        texts,
+        ["the assert names index_select", "same on the other node"]
+    );
     assert!(j.add_note(7, "x").is_err());
 }
 
@@ -214,7 +217,10 @@ pub fn same_failure_after_the_change_rules_out(p: Place) {
     // The relaunch adds --disable-cuda-graph; sglang draws a new random seed.
     let (id, rulings) = run(
         &mut j,
-        failed(base(&[("disable_cuda_graph", "True"), ("random_seed", "99")])),
+        failed(base(&[
+            ("disable_cuda_graph", "True"),
+            ("random_seed", "99"),
+        ])),
     );
     assert_eq!(id, 2);
     assert_eq!(rulings.len(), 1, "{rulings:?}");
@@ -256,7 +262,10 @@ pub fn an_unexplained_difference_rules_nothing(p: Place) {
     // Two changes, one of which no experiment proposes: nothing can be concluded.
     let (_, r) = run(
         &mut j,
-        failed(base(&[("disable_cuda_graph", "True"), ("chunked_prefill_size", "4096")])),
+        failed(base(&[
+            ("disable_cuda_graph", "True"),
+            ("chunked_prefill_size", "4096"),
+        ])),
     );
     assert!(r.is_empty(), "{r:?}");
     // The same change on another torch: not exactly the experiment either.
@@ -277,7 +286,10 @@ pub fn ready_without_probe_says_nothing_about_decode(p: Place) {
     let mut b = base(&[("disable_cuda_graph", "True")]);
     b.outcome = Outcome::Ready;
     let (_, r) = run(&mut j, b);
-    assert!(r.is_empty(), "a decode failure needs a request to show again: {r:?}");
+    assert!(
+        r.is_empty(),
+        "a decode failure needs a request to show again: {r:?}"
+    );
 }
 
 pub fn concurrent_writers_share_one_journal(p: Place) {
@@ -291,7 +303,10 @@ pub fn concurrent_writers_share_one_journal(p: Place) {
                 let mut j = p.open();
                 for i in 0..each {
                     let a = if i % 2 == 0 {
-                        failed(base(&[("max_running_requests", &format!("{}", t * 100 + i))]))
+                        failed(base(&[(
+                            "max_running_requests",
+                            &format!("{}", t * 100 + i),
+                        )]))
                     } else {
                         failed(base(&[("disable_cuda_graph", "True")]))
                     };
@@ -319,7 +334,10 @@ pub fn findings_render_from_the_store(p: Place) {
     run(&mut j, failed(base(&[])));
     run(
         &mut j,
-        failed(base(&[("disable_cuda_graph", "True"), ("random_seed", "7")])),
+        failed(base(&[
+            ("disable_cuda_graph", "True"),
+            ("random_seed", "7"),
+        ])),
     );
     let all = j.attempts().unwrap();
     let rulings = j.rulings().unwrap();
@@ -328,13 +346,24 @@ pub fn findings_render_from_the_store(p: Place) {
     render::list(&all, &rulings, Format::Text, &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
     assert!(text.contains("ruled out  cuda-graph by #2"), "{text}");
-    assert!(text.contains("--disable-cuda-graph False -> True"), "{text}");
+    assert!(
+        text.contains("--disable-cuda-graph False -> True"),
+        "{text}"
+    );
 
     let mut out = Vec::new();
     render::list(&all, &rulings, Format::Json, &mut out).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     let a2 = &v["attempts"][1];
-    for key in ["id", "outcome", "command", "failure", "hypotheses", "ruled_out", "supported"] {
+    for key in [
+        "id",
+        "outcome",
+        "command",
+        "failure",
+        "hypotheses",
+        "ruled_out",
+        "supported",
+    ] {
         assert!(a2.get(key).is_some(), "{key} missing in {a2}");
     }
     assert_eq!(a2["failure"]["class"], "device-side-assert");
@@ -344,14 +373,20 @@ pub fn findings_render_from_the_store(p: Place) {
     assert!(a2["hypotheses"][0]["confidence"].is_number());
     assert_eq!(a2["ruled_out"][0]["cause"], "cuda-graph");
     assert_eq!(a2["ruled_out"][0]["by_attempt"], 2);
-    assert!(a2["ruled_out"][0]["why"].as_str().unwrap().contains("same way"));
+    assert!(a2["ruled_out"][0]["why"]
+        .as_str()
+        .unwrap()
+        .contains("same way"));
     assert_eq!(v["attempts"][0]["ruled_out"].as_array().unwrap().len(), 0);
 
     let d = rosetta_journal::diff::diff(&all[0], &all[1]);
     let mut out = Vec::new();
     render::diff_view(&d, Format::Text, &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
-    assert!(text.contains("--disable-cuda-graph False -> True"), "{text}");
+    assert!(
+        text.contains("--disable-cuda-graph False -> True"),
+        "{text}"
+    );
 
     let mut out = Vec::new();
     render::export_markdown(&all, &rulings, None, &mut out).unwrap();
@@ -359,7 +394,10 @@ pub fn findings_render_from_the_store(p: Place) {
     for section in ["## Goal", "## Attempts", "## Still open", "## Ruled out"] {
         assert!(md.contains(section), "{section} missing:\n{md}");
     }
-    assert!(md.contains("**#2**") && md.contains("This ruled out cuda-graph"), "{md}");
+    assert!(
+        md.contains("**#2**") && md.contains("This ruled out cuda-graph"),
+        "{md}"
+    );
     assert!(md.contains("- **cuda-graph**, by #2"), "{md}");
     assert!(md.contains("- **backend-selection**"), "{md}");
 }
@@ -392,8 +430,15 @@ pub fn command_args_and_the_servers_own_values(p: Place) {
     );
     let (_, r) = run(&mut j, b);
     assert_eq!(r.len(), 1, "{r:?}");
-    assert_eq!((r[0].cause, r[0].verdict), (Cause::MemoryBudget, Verdict::RuledOut));
-    assert!(r[0].why.contains("--mem-fraction-static added (0.8)"), "{}", r[0].why);
+    assert_eq!(
+        (r[0].cause, r[0].verdict),
+        (Cause::MemoryBudget, Verdict::RuledOut)
+    );
+    assert!(
+        r[0].why.contains("--mem-fraction-static added (0.8)"),
+        "{}",
+        r[0].why
+    );
     // An env var set on the command line is a change like a flag: NCCL_P2P_DISABLE=1 is no
     // experiment of these hypotheses, so nothing is concluded.
     let mut c = oom(base(&[("mem_fraction_static", "0.8")]));

@@ -39,9 +39,7 @@ pub fn run(args: FindingsArgs) -> Code {
     let color = match args.color {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
-        ColorChoice::Auto => {
-            anstream::AutoStream::choice(&stdout) != anstream::ColorChoice::Never
-        }
+        ColorChoice::Auto => anstream::AutoStream::choice(&stdout) != anstream::ColorChoice::Never,
     };
     let mut w = std::io::BufWriter::new(stdout.lock());
     match action {
@@ -102,8 +100,7 @@ pub fn run(args: FindingsArgs) -> Code {
             for dir in &dirs {
                 kb.add_dir(dir).context("cannot load --kb rules")?;
             }
-            let gpu_names: Vec<&str> =
-                rosetta_kb::tables::GpuTable::embedded().names().collect();
+            let gpu_names: Vec<&str> = rosetta_kb::tables::GpuTable::embedded().names().collect();
             for log in &logs {
                 let facts =
                     rosetta_log::read_logs(std::slice::from_ref(log), &kb.literals(), &gpu_names)?;
@@ -174,12 +171,7 @@ pub fn run(args: FindingsArgs) -> Code {
                     .failure
                     .map(|f| f.to_string())
                     .unwrap_or_else(|| "no failure".into());
-                writeln!(
-                    w,
-                    "#{id} {} ({}, {fail})",
-                    log.display(),
-                    attempt.outcome
-                )?;
+                writeln!(w, "#{id} {} ({}, {fail})", log.display(), attempt.outcome)?;
                 for r in made {
                     writeln!(
                         w,

@@ -99,7 +99,9 @@ pub fn run(args: RunArgs) -> Code {
         .context("no folder for the attempt's log: set HOME or XDG_STATE_HOME")?;
     std::fs::create_dir_all(&log_dir)
         .with_context(|| format!("cannot create {}", log_dir.display()))?;
-    let stamp = jiff::Timestamp::now().strftime("%Y%m%dT%H%M%SZ").to_string();
+    let stamp = jiff::Timestamp::now()
+        .strftime("%Y%m%dT%H%M%SZ")
+        .to_string();
     let log_path = log_dir.join(format!("attempt-{}-{stamp}.log", attempt.id));
     let log_path = std::path::absolute(&log_path).unwrap_or(log_path);
     attempt.log_path = Some(log_path.display().to_string());
@@ -107,7 +109,8 @@ pub fn run(args: RunArgs) -> Code {
 
     // The machine, read while the server starts.
     let python = rosetta_run::fingerprint::interpreter_of(&args.command);
-    let fingerprint = std::thread::spawn(move || rosetta_run::fingerprint::probe(python.as_deref()));
+    let fingerprint =
+        std::thread::spawn(move || rosetta_run::fingerprint::probe(python.as_deref()));
 
     let status = (!args.no_status
         && std::io::stderr().is_terminal()
@@ -253,7 +256,10 @@ pub fn run(args: RunArgs) -> Code {
         writeln!(w, "   {n}")?;
     }
     if ending.leftover {
-        writeln!(w, "   warning: processes of the launch's group are still alive")?;
+        writeln!(
+            w,
+            "   warning: processes of the launch's group are still alive"
+        )?;
     }
     // A printed report carries the rulings in its notes; otherwise say them here.
     for r in made.iter().filter(|_| !attempt.outcome.failed()) {
@@ -319,7 +325,10 @@ pub fn run(args: RunArgs) -> Code {
 
 /// The failure of a stalled launch whose log shows none: a hang at its last line, in the
 /// phase the live status had reached.
-fn stall_failure(facts: &rosetta_log::LogFacts, ending: &rosetta_run::Ending) -> rosetta_log::Failure {
+fn stall_failure(
+    facts: &rosetta_log::LogFacts,
+    ending: &rosetta_run::Ending,
+) -> rosetta_log::Failure {
     let (line, text) = facts
         .last_lines
         .iter()
@@ -331,7 +340,10 @@ fn stall_failure(facts: &rosetta_log::LogFacts, ending: &rosetta_run::Ending) ->
     rosetta_log::Failure {
         class: FailureClass::Hang,
         phase: ending.phase.unwrap_or(Phase::Unknown),
-        phase_reason: format!("rosetta run saw no output for {silent} s while the status was `{}`", ending.status),
+        phase_reason: format!(
+            "rosetta run saw no output for {silent} s while the status was `{}`",
+            ending.status
+        ),
         rank: None,
         ranks: Vec::new(),
         source: 0,

@@ -101,10 +101,16 @@ fn fake_server_decode_assert_then_cuda_graph_ruled_out() {
     let o = lab.run(&["--probe", "--no-status"], &[], "decode-assert");
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(1), "{out}\n{}", stderr(&o));
-    assert!(out.contains("Uvicorn running on http://127.0.0.1:"), "the child's output passes through:\n{out}");
+    assert!(
+        out.contains("Uvicorn running on http://127.0.0.1:"),
+        "the child's output passes through:\n{out}"
+    );
     assert!(out.contains("attempt #1 probe-failed"), "{out}");
     assert!(out.contains("died in decode after 1 token"), "{out}");
-    assert!(out.contains("FAILURE  device-side-assert · decode"), "{out}");
+    assert!(
+        out.contains("FAILURE  device-side-assert · decode"),
+        "{out}"
+    );
     let v = lab.attempts();
     let a1 = &v["attempts"][0];
     assert_eq!(a1["outcome"], "probe-failed");
@@ -121,7 +127,9 @@ fn fake_server_decode_assert_then_cuda_graph_ruled_out() {
     assert!(causes.contains(&"cuda-graph"), "{causes:?}");
     // The log kept with the attempt is the child's output, unchanged.
     let log = std::fs::read_to_string(a1["log"].as_str().unwrap()).unwrap();
-    assert!(log.contains("server_args=ServerArgs(") && log.contains("device-side assert triggered"));
+    assert!(
+        log.contains("server_args=ServerArgs(") && log.contains("device-side assert triggered")
+    );
     assert!(out.contains(log.lines().next().unwrap()));
 
     // 2: the same launch with --disable-cuda-graph fails the same way: cuda-graph is ruled out.
@@ -146,7 +154,10 @@ fn fake_server_decode_assert_then_cuda_graph_ruled_out() {
     assert_eq!(ro.len(), 1, "{a2}");
     assert_eq!(ro[0]["cause"], "cuda-graph");
     assert_eq!(ro[0]["by_attempt"], 2);
-    assert!(ro[0]["why"].as_str().unwrap().contains("--disable-cuda-graph"));
+    assert!(ro[0]["why"]
+        .as_str()
+        .unwrap()
+        .contains("--disable-cuda-graph"));
     assert_eq!(a2["supported"].as_array().unwrap().len(), 0);
     assert_eq!(a2["notes"][0], "eager mode");
 
@@ -157,21 +168,41 @@ fn fake_server_decode_assert_then_cuda_graph_ruled_out() {
     let d = lab.findings(&["diff", "1", "2"]);
     let diff = stdout(&d);
     assert!(d.status.success(), "{}", stderr(&d));
-    assert!(diff.contains("args        --disable-cuda-graph added (true)"), "{diff}");
+    assert!(
+        diff.contains("args        --disable-cuda-graph added (true)"),
+        "{diff}"
+    );
     let show = stdout(&lab.findings(&["show", "2"]));
     assert!(show.contains("ATTEMPT  #2 · probe-failed"), "{show}");
     assert!(show.contains("ruled out by attempt #2"), "{show}");
     let md = stdout(&lab.findings(&["export"]));
-    for s in ["# Findings", "## Goal", "## Attempts", "## Still open", "## Ruled out"] {
+    for s in [
+        "# Findings",
+        "## Goal",
+        "## Attempts",
+        "## Still open",
+        "## Ruled out",
+    ] {
         assert!(md.contains(s), "{s}:\n{md}");
     }
     assert!(md.contains("`/models/fake-llama-7b` with sglang"), "{md}");
-    assert!(md.contains("**#2**") && md.contains("This ruled out cuda-graph"), "{md}");
+    assert!(
+        md.contains("**#2**") && md.contains("This ruled out cuda-graph"),
+        "{md}"
+    );
     assert!(md.contains("- **cuda-graph**, by #2"), "{md}");
     let file = lab.dir.path().join("FINDINGS.md");
-    let o = lab.findings(&["export", "--goal", "GLM-5 on 8x RTX PRO 6000", "-o", file.to_str().unwrap()]);
+    let o = lab.findings(&[
+        "export",
+        "--goal",
+        "GLM-5 on 8x RTX PRO 6000",
+        "-o",
+        file.to_str().unwrap(),
+    ]);
     assert!(o.status.success());
-    assert!(std::fs::read_to_string(&file).unwrap().contains("GLM-5 on 8x RTX PRO 6000"));
+    assert!(std::fs::read_to_string(&file)
+        .unwrap()
+        .contains("GLM-5 on 8x RTX PRO 6000"));
 
     // 3: another attention backend, and the server answers: backend-selection gains support.
     let o = lab.run(
@@ -182,7 +213,10 @@ fn fake_server_decode_assert_then_cuda_graph_ruled_out() {
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
     assert!(out.contains("attempt #3 ready"), "{out}");
-    assert!(out.contains("backend-selection supported by this attempt"), "{out}");
+    assert!(
+        out.contains("backend-selection supported by this attempt"),
+        "{out}"
+    );
     let v = lab.attempts();
     let a3 = &v["attempts"][2];
     assert_eq!(a3["outcome"], "ready");
@@ -192,18 +226,26 @@ fn fake_server_decode_assert_then_cuda_graph_ruled_out() {
     assert!(a3["failure"].is_null());
     let sup = a3["supported"].as_array().unwrap();
     assert!(
-        sup.iter().any(|r| r["cause"] == "backend-selection" && r["by_attempt"] == 3),
+        sup.iter()
+            .any(|r| r["cause"] == "backend-selection" && r["by_attempt"] == 3),
         "{a3}"
     );
     let md = stdout(&lab.findings(&["export"]));
-    assert!(md.contains("## Supported") && md.contains("**backend-selection**, by #3"), "{md}");
+    assert!(
+        md.contains("## Supported") && md.contains("**backend-selection**, by #3"),
+        "{md}"
+    );
 }
 
 #[test]
 fn a_stall_is_detected_and_the_group_killed() {
     let lab = Lab::new();
     let t = Instant::now();
-    let o = lab.run(&["--stall", "2", "--grace", "2", "--no-status"], &[], "stall");
+    let o = lab.run(
+        &["--stall", "2", "--grace", "2", "--no-status"],
+        &[],
+        "stall",
+    );
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(4), "{out}\n{}", stderr(&o));
     assert!(t.elapsed() < Duration::from_secs(30));
@@ -247,7 +289,15 @@ fn sigterm_to_rosetta_reaches_the_group_and_its_code_is_ours() {
     let f = fake();
     let mut child = lab
         .cmd(&[
-            "run", "--journal", &j, "--no-status", "--stall", "0", "--", "python3", &f,
+            "run",
+            "--journal",
+            &j,
+            "--no-status",
+            "--stall",
+            "0",
+            "--",
+            "python3",
+            &f,
         ])
         .env("FAKE_SGLANG_MODE", "ignore-term")
         .env("FAKE_SGLANG_PIDFILE", &pidfile)
@@ -301,7 +351,10 @@ fn ready_is_recorded_while_the_server_serves() {
         .unwrap();
     assert_eq!(child.wait().unwrap().code(), Some(128 + 2));
     let v = lab.attempts();
-    assert_eq!(v["attempts"][0]["outcome"], "ready", "a Ctrl-C after ready keeps it ready");
+    assert_eq!(
+        v["attempts"][0]["outcome"], "ready",
+        "a Ctrl-C after ready keeps it ready"
+    );
 }
 
 #[test]
@@ -309,12 +362,22 @@ fn a_command_that_cannot_start_is_a_clear_error() {
     let lab = Lab::new();
     let j = lab.journal();
     let o = lab
-        .cmd(&["run", "--journal", &j, "--no-status", "--", "/nonexistent/serve"])
+        .cmd(&[
+            "run",
+            "--journal",
+            &j,
+            "--no-status",
+            "--",
+            "/nonexistent/serve",
+        ])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let e = stderr(&o);
-    assert!(e.contains("/nonexistent/serve") && e.lines().count() == 1, "{e}");
+    assert!(
+        e.contains("/nonexistent/serve") && e.lines().count() == 1,
+        "{e}"
+    );
     let o = lab.findings(&["show", "9"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("#9"), "{}", stderr(&o));
