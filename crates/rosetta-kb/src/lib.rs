@@ -4,6 +4,7 @@
 //! notes, and assembles the report; it reads no files of the user's.
 #![warn(missing_docs)]
 
+pub mod change;
 pub mod config_lint;
 pub mod engine;
 pub mod error;

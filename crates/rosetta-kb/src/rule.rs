@@ -72,6 +72,11 @@ pub struct Experiment {
     /// What the outcome tells apart.
     #[serde(default)]
     pub tells: Option<String>,
+    /// The launch changes that carry the experiment out, any one of them
+    /// (`--disable-cuda-graph` for sglang, `--enforce-eager` for vLLM): how the
+    /// journal knows which hypothesis a relaunch tested. See `change.rs`.
+    #[serde(default)]
+    pub change: Vec<crate::change::Change>,
 }
 
 /// Conditions, all of which must hold (each list is "any of").
@@ -397,6 +402,12 @@ impl Rule {
                     "preflight",
                     "no condition that holds before launch (gpu_arch, model_type, args, versions, facts): it would fire on every launch".into(),
                 ));
+            }
+        }
+        for (i, x) in def.experiments.iter().enumerate() {
+            for c in &x.change {
+                c.check()
+                    .map_err(|m| field(&format!("try[{i}].change"), m))?;
             }
         }
         let w = &def.when;

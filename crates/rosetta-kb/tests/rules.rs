@@ -4,6 +4,7 @@
 //! each file into a named test, plus one lint test over the whole knowledge base.
 
 use libtest_mimic::{Arguments, Failed, Trial};
+use rosetta_kb::change::Target;
 use rosetta_kb::rule::{Kind, Rule};
 use rosetta_kb::{Context, KnowledgeBase};
 use rosetta_log::scan::Scanner;
@@ -163,6 +164,27 @@ fn lint(files: &[PathBuf]) -> Result<(), Failed> {
                 f.display()
             ));
         }
+        // An experiment's `change` must be the one its `do` text proposes: the
+        // flag (`--disable-cuda-graph` or `disable_cuda_graph`) or the env var
+        // is named there, so that the journal rules out what people read.
+        for (i, x) in rule.def.experiments.iter().enumerate() {
+            for c in &x.change {
+                let named = match c.target() {
+                    Target::Arg(a) => {
+                        x.action.contains(&format!("--{}", a.replace('_', "-")))
+                            || x.action.contains(a)
+                    }
+                    Target::Env(e) => x.action.contains(e),
+                };
+                if !named {
+                    problems.push(format!(
+                        "{}: try[{i}].change {} is not named in its `do` text",
+                        f.display(),
+                        c.describe()
+                    ));
+                }
+            }
+        }
         let w = &rule.def.when;
         let conditions = !(w.class.is_empty()
             && w.lines.is_empty()
@@ -175,6 +197,9 @@ fn lint(files: &[PathBuf]) -> Result<(), Failed> {
                 f.display()
             ));
         }
+    }
+    if let Err(e) = rosetta_kb::change::check_inert() {
+        problems.push(e);
     }
     if files.is_empty() {
         problems.push("no rules found".into());

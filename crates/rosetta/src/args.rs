@@ -12,7 +12,9 @@ Exit codes:
   0  success: the report or answer was written
   1  the check found problems (config findings; preflight blockers; versions: no release answers)
   2  bad input or usage (unreadable or malformed file, bad flag, bad rule file)
-  3  the package index could not be reached";
+  3  the package index could not be reached
+  4  run: rosetta stopped the launch (a stall, or a failed probe with the server still up)
+  run passes the launch's own exit code through; 128+N when a signal N interrupted it";
 
 /// Tells you why your GPU server crashed and what to try next.
 #[derive(Debug, Parser)]
@@ -34,6 +36,11 @@ pub enum Command {
     Config(ConfigArgs),
     /// Before launch: the command, the model, memory and kernels against the knowledge base.
     Preflight(PreflightArgs),
+    /// Wraps a server launch: output as it is, a status line, crash / stall / ready detected, one
+    /// probe request, a diagnosis on the spot, the attempt recorded in the journal.
+    Run(RunArgs),
+    /// The journal of attempts: list, show, diff, note, export (FINDINGS.md), import old logs.
+    Findings(FindingsArgs),
 }
 
 /// Output formats shared by the subcommands.
@@ -208,6 +215,112 @@ pub struct PreflightArgs {
     pub color: ColorChoice,
 }
 
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The journal: a SQLite file or a postgres:// URL (default: $ROSETTA_JOURNAL, else
+    /// $XDG_STATE_HOME/rosetta/journal.sqlite).
+    #[arg(long, value_name = "PATH_OR_URL")]
+    pub journal: Option<String>,
+    /// Once the server says it is ready, send one short chat request (a prefill and a few decode steps).
+    #[arg(long)]
+    pub probe: bool,
+    /// A note recorded with the attempt (what you are trying).
+    #[arg(long, value_name = "TEXT")]
+    pub note: Option<String>,
+    /// Seconds without output before ready (or during the probe) that make a stall; 0: never.
+    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    pub stall: u64,
+    /// Seconds between SIGTERM and SIGKILL when stopping the launch's process group.
+    #[arg(long, value_name = "SECS", default_value_t = 10)]
+    pub grace: u64,
+    /// Seconds the probe request may take.
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub probe_timeout: u64,
+    /// Stop the server once it is ready (and the probe, if asked, answered), and exit 0.
+    #[arg(long)]
+    pub stop_when_ready: bool,
+    /// No status line, even on a terminal.
+    #[arg(long)]
+    pub no_status: bool,
+    /// Extra rule folders for the diagnosis.
+    #[arg(long = "kb", value_name = "DIR")]
+    pub kb: Vec<PathBuf>,
+    /// How many causes the report shows.
+    #[arg(long, default_value_t = 5)]
+    pub top: usize,
+    /// When to use colour in the report.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// The launch command, after `--`.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct FindingsArgs {
+    /// The journal: a SQLite file or a postgres:// URL (default: $ROSETTA_JOURNAL, else
+    /// $XDG_STATE_HOME/rosetta/journal.sqlite).
+    #[arg(long, global = true, value_name = "PATH_OR_URL")]
+    pub journal: Option<String>,
+    /// Output format: text, json or markdown (export: markdown).
+    #[arg(long, global = true, value_enum)]
+    pub format: Option<Format>,
+    /// When to use colour (show).
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// What to do (default: list).
+    #[command(subcommand)]
+    pub action: Option<FindingsAction>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum FindingsAction {
+    /// Every attempt: id, when, outcome, failure, top cause, what changed against the previous one.
+    List,
+    /// One attempt: its command, changes, probe, notes and full diagnosis, with the journal's rulings.
+    Show {
+        /// The attempt's id.
+        id: i64,
+        /// How many causes to show.
+        #[arg(long, default_value_t = 5)]
+        top: usize,
+    },
+    /// What differs between two attempts (args, env, versions, machine, model) and how the outcome moved.
+    Diff {
+        /// The earlier attempt.
+        a: i64,
+        /// The later attempt.
+        b: i64,
+    },
+    /// Adds a note to an attempt.
+    Note {
+        /// The attempt's id.
+        id: i64,
+        /// The note.
+        #[arg(required = true, num_args = 1..)]
+        text: Vec<String>,
+    },
+    /// Writes the FINDINGS.md a person would keep: the goal, each attempt, what is still open,
+    /// what is ruled out and by which attempt.
+    Export {
+        /// The goal, in your words (default: the model, framework and GPUs of the attempts).
+        #[arg(long, value_name = "TEXT")]
+        goal: Option<String>,
+        /// Write to this file instead of stdout.
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Records old logs as attempts, by diagnosing them (in the order given).
+    Import {
+        /// Log files (`.gz`, `.zst` too).
+        #[arg(required = true)]
+        logs: Vec<PathBuf>,
+        /// Extra rule folders for the diagnosis.
+        #[arg(long = "kb", value_name = "DIR")]
+        kb: Vec<PathBuf>,
+    },
+}
+
 /// Parses the command line and runs the subcommand.
 pub fn parse_and_run() -> Outcome {
     let cli = Cli::parse();
@@ -217,5 +330,7 @@ pub fn parse_and_run() -> Outcome {
         Command::Versions(a) => commands::versions::run(a),
         Command::Config(a) => commands::config::run(a),
         Command::Preflight(a) => commands::preflight::run(a),
+        Command::Run(a) => commands::run::run(a),
+        Command::Findings(a) => commands::findings::run(a),
     }
 }

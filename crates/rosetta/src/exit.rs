@@ -6,6 +6,9 @@
 //! | 1 | the check found problems (`config` findings, a `preflight` blocker, `versions` with no release that answers) |
 //! | 2 | bad input or usage: unreadable or malformed file, bad flag, bad rule file |
 //! | 3 | an external service failed: the package index could not be reached |
+//! | 4 | `run`: rosetta stopped the launch (a stall, or a failed probe with the server still up) |
+//!
+//! `run` otherwise exits with the launch's own exit code, or 128 + N when signal N interrupted it.
 
 use std::io;
 use std::process::ExitCode;
@@ -18,6 +21,9 @@ pub const FINDINGS: u8 = 1;
 pub const BAD_INPUT: u8 = 2;
 /// An external service (the package index) failed.
 pub const SERVICE: u8 = 3;
+
+/// `run`: rosetta stopped the launch itself (a stall, a failed probe with the server up).
+pub const STOPPED: u8 = 4;
 
 /// What a subcommand returns: the exit code it wants on success.
 pub type Outcome = anyhow::Result<u8>;

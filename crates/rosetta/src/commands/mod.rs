@@ -5,5 +5,8 @@ pub mod config;
 pub mod diagnose;
 pub mod env;
 pub mod env_facts;
+pub mod findings;
+pub mod journal;
 pub mod preflight;
+pub mod run;
 pub mod versions;

@@ -9,6 +9,7 @@ mod cases;
 mod config;
 mod diagnose;
 mod preflight;
+mod run;
 mod snapshots_test;
 mod versions;
 

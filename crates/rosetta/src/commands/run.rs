@@ -1,0 +1,391 @@
+//! `rosetta run -- CMD`: records an attempt in the journal, supervises the
+//! launch (rosetta-run), diagnoses the attempt's log on the spot when it
+//! crashed, stalled or failed its probe (the same pipeline as `diagnose`),
+//! records how it ended with the rulings it makes, and prints the report with
+//! the journal's rulings written in. Exits with the launch's own code.
+
+use crate::args::{ColorChoice, RunArgs};
+use crate::commands::journal;
+use crate::exit::{Coded, Outcome as Code, STOPPED};
+use anyhow::Context as _;
+use rosetta_journal::rulings::{annotate, hypotheses_of, in_force};
+use rosetta_journal::{Attempt, FailureRef, Note, Outcome, Source};
+use rosetta_kb::KnowledgeBase;
+use rosetta_run::status::Size;
+use rosetta_run::{Options, StatusTarget, Terminal};
+use rosetta_schema::{FailureClass, Phase};
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+use std::time::Duration;
+
+fn now() -> String {
+    jiff::Timestamp::now().to_string()
+}
+
+fn secs(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 60 {
+        format!("{}m {:02}s", s / 60, s % 60)
+    } else {
+        format!("{:.1}s", d.as_secs_f64())
+    }
+}
+
+fn terminal_size() -> Option<Size> {
+    terminal_size::terminal_size_of(std::io::stderr()).map(|(w, h)| (h.0, w.0))
+}
+
+/// Runs `rosetta run`.
+pub fn run(args: RunArgs) -> Code {
+    let mut kb = KnowledgeBase::embedded().context("the built-in knowledge base is broken")?;
+    for dir in &args.kb {
+        kb.add_dir(dir).context("cannot load --kb rules")?;
+    }
+    let mut j = journal::open(args.journal.as_deref())?;
+
+    // What the child gets: our environment, with Python's output unbuffered so
+    // that its log arrives line by line.
+    let mut child_env: Vec<(String, String)> = Vec::new();
+    if std::env::var_os("PYTHONUNBUFFERED").is_none() {
+        child_env.push(("PYTHONUNBUFFERED".into(), "1".into()));
+    }
+    // The launch command, parsed the way `preflight` reads it: canonical args,
+    // the environment it sets (`env X=1 ...`), the address it names.
+    let engines = rosetta_launch::Engines::embedded();
+    let launch = rosetta_launch::parse_words(&args.command, engines).ok();
+    let env = rosetta_run::fingerprint::recorded_env(
+        std::env::vars()
+            .chain(child_env.iter().cloned())
+            .chain(launch.iter().flat_map(|l| l.env.clone())),
+    );
+    let command_address = launch.as_ref().and_then(|l| {
+        let port = l.port(engines)?;
+        let host = l.host(engines).unwrap_or_else(|| "127.0.0.1".into());
+        Some(rosetta_run::Address::new(&host, port))
+    });
+    let mut attempt = Attempt {
+        id: 0,
+        source: Source::Run,
+        started: now(),
+        ended: None,
+        cwd: std::env::current_dir()
+            .ok()
+            .map(|p| p.display().to_string()),
+        command: args.command.clone(),
+        args: launch.as_ref().map(|l| l.args()),
+        log_args: BTreeMap::new(),
+        env,
+        fingerprint: Default::default(),
+        model: None,
+        outcome: Outcome::Running,
+        exit_code: None,
+        failure: None,
+        hypotheses: Vec::new(),
+        probe: None,
+        log_path: None,
+        report: None,
+        notes: args
+            .note
+            .iter()
+            .map(|t| Note {
+                at: now(),
+                text: t.clone(),
+            })
+            .collect(),
+    };
+    attempt.id = j.begin(&attempt)?;
+    let log_dir = j
+        .log_dir(journal::state_dir().as_deref())
+        .context("no folder for the attempt's log: set HOME or XDG_STATE_HOME")?;
+    std::fs::create_dir_all(&log_dir)
+        .with_context(|| format!("cannot create {}", log_dir.display()))?;
+    let stamp = jiff::Timestamp::now()
+        .strftime("%Y%m%dT%H%M%SZ")
+        .to_string();
+    let log_path = log_dir.join(format!("attempt-{}-{stamp}.log", attempt.id));
+    let log_path = std::path::absolute(&log_path).unwrap_or(log_path);
+    attempt.log_path = Some(log_path.display().to_string());
+    j.set_log_path(attempt.id, &log_path.display().to_string())?;
+
+    // The machine, read while the server starts.
+    let python = rosetta_run::fingerprint::interpreter_of(&args.command);
+    let fingerprint =
+        std::thread::spawn(move || rosetta_run::fingerprint::probe(python.as_deref()));
+
+    let status = (!args.no_status
+        && std::io::stderr().is_terminal()
+        && std::env::var("TERM").map_or(true, |t| t != "dumb"))
+    .then(|| StatusTarget {
+        out: Box::new(std::io::stderr()),
+        size: Box::new(terminal_size),
+    });
+    let term = Terminal {
+        stdout: Box::new(std::io::stdout()),
+        stderr: Box::new(std::io::stderr()),
+        status,
+    };
+    let opts = Options {
+        command: args.command.clone(),
+        log_path: log_path.clone(),
+        probe: args.probe,
+        probe_timeout: Duration::from_secs(args.probe_timeout.max(1)),
+        stall: (args.stall > 0).then(|| Duration::from_secs(args.stall)),
+        grace: Duration::from_secs(args.grace),
+        stop_when_ready: args.stop_when_ready,
+        command_address,
+        env: child_env,
+    };
+    let id = attempt.id;
+    let mut ready_note: Option<String> = None;
+    let ending = {
+        let j = &mut j;
+        let attempt = &attempt;
+        let ready_note = &mut ready_note;
+        rosetta_run::supervise(&opts, term, &mut |ev| {
+            if let rosetta_run::Event::Ready { probe } = ev {
+                // Recorded at once: the server may now serve for hours.
+                let mut a = attempt.clone();
+                a.outcome = Outcome::Ready;
+                a.probe = probe.clone();
+                a.ended = Some(now());
+                *ready_note = match j.finish(&a) {
+                    Ok(_) => None,
+                    Err(e) => Some(format!("could not record the ready attempt: {e}")),
+                };
+            }
+        })
+    };
+    let ending = match ending {
+        Ok(e) => e,
+        Err(e) => {
+            // The launch never ran: record that, then report the error.
+            attempt.outcome = Outcome::Crashed;
+            attempt.ended = Some(now());
+            attempt.notes.push(Note {
+                at: now(),
+                text: format!("rosetta could not run it: {e}"),
+            });
+            let _ = j.finish(&attempt);
+            return Err(e.into());
+        }
+    };
+
+    // Diagnose the attempt's log, the way `diagnose` does.
+    let gpu_names: Vec<&str> = rosetta_kb::tables::GpuTable::embedded().names().collect();
+    let mut facts = rosetta_log::read_logs(
+        std::slice::from_ref(&log_path),
+        kb.vocabulary(),
+        &kb.literals(),
+        &gpu_names,
+    )?;
+    if ending.outcome == Outcome::Stalled && facts.failure.is_none() {
+        // The log cannot say it hung: rosetta saw it go silent, so that is the failure.
+        facts.failure = Some(stall_failure(&facts, &ending));
+    }
+    let report = rosetta_kb::report::build(&kb, &facts, None);
+    attempt.log_args = facts
+        .extracted
+        .args
+        .iter()
+        .map(|(k, v)| (k.clone(), v.value.clone()))
+        .collect();
+    attempt.fingerprint = fingerprint.join().unwrap_or_default();
+    if attempt.fingerprint.packages.is_empty() {
+        // No Python environment could be read: the versions the log names stand in.
+        attempt.fingerprint.packages = report.facts.versions.clone();
+    }
+    attempt.model = attempt
+        .args
+        .as_ref()
+        .and_then(|a| a.get("model_path"))
+        .or_else(|| attempt.log_args.get("model_path"))
+        .map(|m| rosetta_run::fingerprint::model_ref(m));
+    attempt.outcome = ending.outcome;
+    attempt.exit_code = ending.exit_code;
+    attempt.probe = ending.probe.clone();
+    attempt.ended = Some(now());
+    attempt.failure = journal::failure_of(&report);
+    if attempt.outcome == Outcome::Stalled {
+        // A stall leaves no error line: the failure is the hang, in the phase it hung in.
+        let phase = ending.phase.unwrap_or(Phase::Unknown);
+        attempt.failure = attempt.failure.or(Some(FailureRef {
+            class: FailureClass::Hang,
+            phase,
+            rank: None,
+        }));
+    }
+    if !attempt.outcome.failed() {
+        // A ready or interrupted attempt did not fail: what the log shows on the way out
+        // (a KeyboardInterrupt traceback at Ctrl-C) stays in the stored report only.
+        attempt.failure = None;
+    }
+    if attempt.outcome.failed() {
+        attempt.hypotheses = hypotheses_of(&kb, &report);
+    }
+    attempt.report = Some(report.clone());
+    for n in &ending.notes {
+        attempt.notes.push(Note {
+            at: now(),
+            text: format!("rosetta: {n}"),
+        });
+    }
+    let made = j.finish(&attempt)?;
+    let rulings = j.rulings()?;
+
+    let out = std::io::stdout();
+    let color = match args.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => anstream::AutoStream::choice(&out) != anstream::ColorChoice::Never,
+    };
+    let mut w = std::io::BufWriter::new(out.lock());
+    let exit = ending
+        .exit_code
+        .map(|c| format!(" · exit {c}"))
+        .unwrap_or_default();
+    writeln!(
+        w,
+        "\n── rosetta: attempt #{id} {}{exit} after {} · log {}",
+        attempt.outcome,
+        secs(ending.elapsed),
+        log_path.display()
+    )?;
+    if let Some(n) = &ready_note {
+        writeln!(w, "   {n}")?;
+    }
+    if let Some(p) = &attempt.probe {
+        writeln!(w, "   probe  {}", probe_line(p))?;
+    }
+    for n in &ending.notes {
+        writeln!(w, "   {n}")?;
+    }
+    if ending.leftover {
+        writeln!(
+            w,
+            "   warning: processes of the launch's group are still alive"
+        )?;
+    }
+    // A printed report carries the rulings in its notes; otherwise say them here.
+    for r in made.iter().filter(|_| !attempt.outcome.failed()) {
+        writeln!(
+            w,
+            "   journal: {} {} by this attempt: {}",
+            r.cause,
+            r.verdict.as_str().replace('-', " "),
+            r.why
+        )?;
+    }
+    if attempt.outcome.failed() {
+        let mut shown = report;
+        let force = in_force(&rulings, &attempt);
+        annotate(&mut shown, &force);
+        writeln!(w)?;
+        rosetta_report::render(
+            &shown,
+            rosetta_report::Format::Text,
+            rosetta_report::Style {
+                color,
+                top: args.top,
+            },
+            &mut w,
+        )?;
+    }
+    writeln!(
+        w,
+        "── recorded in {} · rosetta findings show {id}",
+        j.location()
+    )?;
+    w.flush()?;
+
+    let code: i32 = if let Some(sig) = ending.interrupted_by {
+        128 + sig
+    } else if ending.stopped_by_rosetta {
+        if attempt.outcome == Outcome::Ready {
+            0
+        } else {
+            i32::from(STOPPED)
+        }
+    } else {
+        match (ending.exit_code, attempt.outcome) {
+            (Some(c), _) => c,
+            (None, Outcome::Ready) => 0,
+            _ => 1,
+        }
+    };
+    let code = u8::try_from(code.clamp(0, 255)).unwrap_or(1);
+    if code != 0 && !attempt.outcome.failed() && attempt.outcome != Outcome::Interrupted {
+        return Ok(code);
+    }
+    if attempt.outcome.failed() && code == 0 {
+        // A failed attempt never exits 0, even when the launcher said 0.
+        return Err(Coded {
+            code: 1,
+            message: format!("attempt #{id} {}", attempt.outcome),
+        }
+        .into());
+    }
+    Ok(code)
+}
+
+/// The failure of a stalled launch whose log shows none: a hang at its last line, in the
+/// phase the live status had reached.
+fn stall_failure(
+    facts: &rosetta_log::LogFacts,
+    ending: &rosetta_run::Ending,
+) -> rosetta_log::Failure {
+    let (line, text) = facts
+        .last_lines
+        .iter()
+        .rev()
+        .find(|(_, _, t)| !t.trim().is_empty())
+        .map(|(_, l, t)| (*l, t.trim().chars().take(200).collect::<String>()))
+        .unwrap_or((facts.inputs.first().map_or(0, |i| i.lines), String::new()));
+    let silent = ending.silent_for.map(|d| d.as_secs()).unwrap_or(0);
+    rosetta_log::Failure {
+        class: FailureClass::Hang,
+        phase: ending.phase.unwrap_or(Phase::Unknown),
+        phase_reason: format!(
+            "rosetta run saw no output for {silent} s while the status was `{}`",
+            ending.status
+        ),
+        rank: None,
+        ranks: Vec::new(),
+        source: 0,
+        line,
+        time: None,
+        message: format!("no output for {silent} s after: {text}"),
+        exception: None,
+        frames: Vec::new(),
+        asynchronous: false,
+        sync_point: None,
+        signals: vec!["rosetta-run-stall"],
+        incident: usize::MAX,
+        run: (0, 1),
+        run_start: 1,
+        earlier_runs: Vec::new(),
+        surfaced: None,
+    }
+}
+
+fn probe_line(p: &rosetta_journal::ProbeResult) -> String {
+    let mut s = p.url.clone();
+    if p.ok {
+        s.push_str(&format!(
+            ": {} token(s), first after {} ms, {:?}",
+            p.tokens,
+            p.ttft_ms.unwrap_or(0),
+            p.text
+        ));
+    } else {
+        if let Some(ph) = p.died_in {
+            s.push_str(&format!(": died in {ph}"));
+        }
+        if p.tokens > 0 {
+            s.push_str(&format!(" after {} token(s)", p.tokens));
+        }
+        if let Some(e) = &p.error {
+            s.push_str(&format!(" ({e})"));
+        }
+    }
+    s
+}
