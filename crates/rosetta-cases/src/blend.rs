@@ -51,7 +51,7 @@ impl Default for Tuning {
             vote_floor: 0.10,
             voters: 7,
             also: 0.5,
-            weight: 0.35,
+            weight: 0.05,
             enter: 0.1,
             power: 1.0,
             third: 0.3,

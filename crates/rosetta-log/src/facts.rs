@@ -1056,10 +1056,44 @@ fn phase_of(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> (Phase, String) {
     if let Some(p) = inc.phase_hint {
         return (p, "the error message names it".into());
     }
+    let mut ambiguous: Option<&str> = None;
     for fr in inc.frames.iter().rev() {
-        if let Some(p) = voc.phase_of_function(&fr.function, &fr.file) {
-            return (p, format!("frame {} names it", fr.function));
+        match voc.phase_of_function(&fr.function, &fr.file) {
+            // A frame that names two phases at once (sampling: the first token is
+            // prefill, later ones decode) leaves it to the outer frames.
+            Some(Phase::Unknown) => {
+                ambiguous.get_or_insert(fr.function.as_str());
+            }
+            Some(p) => return (p, format!("frame {} names it", fr.function)),
+            None => {}
         }
+    }
+    if let Some(func) = ambiguous {
+        // Output already began (a decode milestone is the last before it): a later token.
+        // A prompt pass is the last: its first token.
+        let last = f
+            .milestones
+            .iter()
+            .rfind(|m| m.source == inc.source && m.line < inc.line);
+        match last.map(|m| m.phase) {
+            Some(Phase::Decode) => {
+                return (
+                    Phase::Decode,
+                    format!("the traceback is in {func}, and tokens were already being generated (line {})", last.map_or(0, |m| m.line)),
+                )
+            }
+            Some(Phase::Prefill) if !last.is_some_and(|m| m.done) => {
+                return (
+                    Phase::Prefill,
+                    format!("the traceback is in {func}, right after a prompt pass (line {}): the first token", last.map_or(0, |m| m.line)),
+                )
+            }
+            _ => {}
+        }
+        return (
+            Phase::Unknown,
+            format!("the traceback is in {func}, which runs for the first token (prefill) and every later one (decode)"),
+        );
     }
     // Raised by module-level code while one module imports another: the program
     // never got past its imports.
@@ -1110,7 +1144,10 @@ fn phase_of(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> (Phase, String) {
             );
         }
         for fr in other.frames.iter().rev() {
-            if let Some(p) = voc.phase_of_function(&fr.function, &fr.file) {
+            if let Some(p) = voc
+                .phase_of_function(&fr.function, &fr.file)
+                .filter(|p| *p != Phase::Unknown)
+            {
                 return (
                     p,
                     format!(
@@ -1134,6 +1171,15 @@ fn phase_of(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> (Phase, String) {
                 format!("the error at line {} just before names it", prev.line),
             );
         }
+    }
+    // The failing block's own words ("crashes as soon as it receives the next batch").
+    if let Some((p, line)) = f
+        .records
+        .iter()
+        .filter(|r| r.source == inc.source && r.line >= inc.line && r.line <= inc.end_line)
+        .find_map(|r| voc.prose_phase(r.message()).map(|p| (p, r.line)))
+    {
+        return (p, format!("the failing block says so at line {line}"));
     }
     // The last milestone before the failure, on the failing rank when it has any.
     let before: Vec<&Milestone> = f
@@ -1187,7 +1233,10 @@ fn phase_of(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> (Phase, String) {
     }
     let by_class = match inc.class {
         FailureClass::ImportError | FailureClass::ConfigError => Some(Phase::Startup),
-        FailureClass::CommError => Some(Phase::CommInit),
+        // A collective that had already run many times was set up long before.
+        FailureClass::CommError if !voc.shape(ShapeId::LateCollective).is_match(&inc.message) => {
+            Some(Phase::CommInit)
+        }
         FailureClass::MissingWeights | FailureClass::ShapeMismatch => Some(Phase::WeightLoad),
         // With no server milestone before it, a compiler error is a build from source,
         // unless a just-in-time compiler (Triton, Inductor, a JIT extension) ran it.

@@ -88,10 +88,12 @@ pub enum ShapeId {
     OutputContext,
     /// A line that opens with an error banner (`ERROR:`, `error:`, `FATAL`, `[E]`, ...).
     ErrorLine,
+    /// A collective that had already run many times (communication set up long before).
+    LateCollective,
 }
 
 impl ShapeId {
-    const ALL: [ShapeId; 11] = [
+    const ALL: [ShapeId; 12] = [
         ShapeId::BenignNcclWarn,
         ShapeId::IgnoredImport,
         ShapeId::PythonWarning,
@@ -103,6 +105,7 @@ impl ShapeId {
         ShapeId::Done,
         ShapeId::OutputContext,
         ShapeId::ErrorLine,
+        ShapeId::LateCollective,
     ];
 }
 
