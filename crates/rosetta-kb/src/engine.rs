@@ -40,7 +40,20 @@ pub struct Firing<'k> {
     pub evidence: Vec<Evidence>,
     /// Named captures of its patterns, and the values its template may use.
     pub vars: HashMap<String, String>,
+    /// How much of its weight counts: less than 1 when it rests on a GPU arch inferred
+    /// from indirect evidence rather than named.
+    pub scale: f64,
 }
+
+impl Firing<'_> {
+    /// The rule's weight, scaled.
+    pub fn weight(&self) -> f64 {
+        self.rule.def.weight * self.scale
+    }
+}
+
+/// How much an arch-gated rule counts when the arch is inferred, not named.
+pub const INFERRED_ARCH_SCALE: f64 = 0.7;
 
 /// Facts as rules see them.
 pub struct Context<'a> {
@@ -49,6 +62,8 @@ pub struct Context<'a> {
     /// Distinct lines (one record per template), in log order.
     lines: Vec<&'a Record>,
     gpu_archs: Vec<(String, Evidence)>,
+    /// Archs in `gpu_archs` inferred from indirect evidence (no GPU named).
+    inferred_archs: Vec<String>,
     versions: BTreeMap<String, (String, Option<Evidence>)>,
     failure_text: String,
     frames_text: Vec<String>,
@@ -56,6 +71,45 @@ pub struct Context<'a> {
     multi_input: bool,
     /// Before launch: the failure's conditions are not asked, evidence has no line.
     preflight: bool,
+}
+
+/// The GPU arch from what the log does say when it names no GPU: an arch the failure's own
+/// message names (`sm_120 is not supported`), else a generation name together with the
+/// memory of one GPU (`Blackwell` and a 95 GiB "total capacity": sm_120). The evidence says
+/// it is inferred and how to make it certain.
+fn infer_arch(
+    log: &LogFacts,
+    ev: &dyn Fn(usize, u64, String) -> Evidence,
+) -> Option<(String, Evidence)> {
+    let how = "inferred; to make it certain: rosetta env --format json > env.json, then diagnose --env env.json";
+    if let Some(fl) = &log.failure {
+        let msg = format!("{} {}", fl.message, fl.surfaced.as_ref().map_or("", |s| s.1.as_str()));
+        if let Some(a) = log
+            .extracted
+            .arch_mentions
+            .iter()
+            .find(|a| a.value.starts_with("sm") && msg.contains(&a.value))
+        {
+            let arch = format!("sm_{}", a.value.trim_start_matches("sm_").trim_start_matches("sm").trim_end_matches(['a', 'f']));
+            return Some((arch.clone(), ev(a.source, a.line, format!("GPU arch {arch}: named by the error ({how})"))));
+        }
+    }
+    let table = GpuTable::embedded();
+    let gib = log
+        .extracted
+        .gpu_memory_gib
+        .first()
+        .and_then(|m| m.value.parse::<f64>().ok().map(|g| (g, m)));
+    for g in &log.extracted.generations {
+        if let Some(band) = table.arch_of_generation(&g.value, gib.map(|x| x.0)) {
+            let mem = gib.map_or(String::new(), |(v, m)| format!(", {v:.0} GiB per GPU at line {}", m.line));
+            return Some((
+                band.arch.clone(),
+                ev(g.source, g.line, format!("GPU arch {}: {}{mem}: {} ({how})", band.arch, g.value, band.why)),
+            ));
+        }
+    }
+    None
 }
 
 fn arch_number(arch: &str) -> Option<u32> {
@@ -140,6 +194,13 @@ impl<'a> Context<'a> {
                 }
             }
         }
+        let mut inferred_archs = Vec::new();
+        if gpu_archs.is_empty() {
+            if let Some((arch, e)) = infer_arch(log, &ev) {
+                inferred_archs.push(arch.clone());
+                gpu_archs.push((arch, e));
+            }
+        }
         let mut versions: BTreeMap<String, (String, Option<Evidence>)> = BTreeMap::new();
         for (k, v) in &log.extracted.versions {
             versions.insert(
@@ -202,6 +263,7 @@ impl<'a> Context<'a> {
             machine,
             lines,
             gpu_archs,
+            inferred_archs,
             versions,
             failure_text,
             frames_text,
@@ -564,6 +626,7 @@ impl<'a> Context<'a> {
         let f = log.failure.as_ref();
         let mut ev: Vec<Evidence> = Vec::new();
         let mut vars: HashMap<String, String> = HashMap::new();
+        let mut scale = 1.0;
         let take = |c: &Captures, re: &Regex, vars: &mut HashMap<String, String>| {
             for name in re.capture_names().flatten() {
                 if let Some(m) = c.name(name) {
@@ -632,6 +695,9 @@ impl<'a> Context<'a> {
                 .find(|(a, _)| w.gpu_arch.iter().any(|p| arch_matches(p, a)))?;
             vars.insert("gpu_arch".into(), m.0.clone());
             ev.push(m.1.clone());
+            if self.inferred_archs.contains(&m.0) {
+                scale = INFERRED_ARCH_SCALE;
+            }
         }
         if !w.model_type.is_empty() {
             let mt = log
@@ -813,6 +879,7 @@ impl<'a> Context<'a> {
                 .or_insert_with(|| v.clone());
         }
         Some(Firing {
+            scale,
             rule,
             evidence: ev,
             vars,
@@ -914,7 +981,7 @@ pub fn diagnose(kb: &KnowledgeBase, ctx: &Context) -> Scored {
             Kind::Cause => by_cause.entry(fi.rule.def.cause).or_default().push(fi),
             Kind::Against => {
                 let a = against.entry(fi.rule.def.cause).or_insert(0.0);
-                *a = 1.0 - (1.0 - *a) * (1.0 - fi.rule.def.weight);
+                *a = 1.0 - (1.0 - *a) * (1.0 - fi.weight());
             }
             Kind::Note => {}
         }
@@ -922,15 +989,13 @@ pub fn diagnose(kb: &KnowledgeBase, ctx: &Context) -> Scored {
     let mut rows: Vec<(f64, f64, Cause, Vec<&Firing>)> = Vec::new();
     for (cause, mut fs) in by_cause {
         fs.sort_by(|a, b| {
-            b.rule
-                .def
-                .weight
-                .partial_cmp(&a.rule.def.weight)
+            b.weight()
+                .partial_cmp(&a.weight())
                 .unwrap_or(std::cmp::Ordering::Equal)
         });
-        let miss: f64 = fs.iter().map(|f| 1.0 - f.rule.def.weight).product();
+        let miss: f64 = fs.iter().map(|f| 1.0 - f.weight()).product();
         let score = (1.0 - miss) * (1.0 - against.get(&cause).copied().unwrap_or(0.0));
-        let top = fs[0].rule.def.weight;
+        let top = fs[0].weight();
         rows.push((score, top, cause, fs));
     }
     rows.retain(|r| r.0 > 0.0);

@@ -183,6 +183,32 @@ pub fn cc_to_sm(cc: &str) -> Option<String> {
 #[derive(Debug, Deserialize)]
 struct GpuFile {
     gpu: Vec<GpuRow>,
+    #[serde(default)]
+    generation: Vec<Generation>,
+}
+
+/// A GPU generation and the arch its memory per GPU implies.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Generation {
+    /// `Blackwell`, `Hopper`, ...
+    pub name: String,
+    /// Memory bands, first match wins.
+    pub bands: Vec<Band>,
+}
+
+/// One memory band of a generation.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Band {
+    /// Lowest memory per GPU, GiB.
+    #[serde(default)]
+    pub min_gib: Option<f64>,
+    /// Highest memory per GPU, GiB.
+    #[serde(default)]
+    pub max_gib: Option<f64>,
+    /// The arch (`sm_120`).
+    pub arch: String,
+    /// Why, for people.
+    pub why: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -198,16 +224,35 @@ struct GpuRow {
 #[derive(Debug)]
 pub struct GpuTable {
     rows: Vec<GpuRow>,
+    generations: Vec<Generation>,
 }
 
 impl GpuTable {
     /// The embedded table.
     pub fn embedded() -> &'static GpuTable {
         static TABLE: OnceLock<GpuTable> = OnceLock::new();
-        TABLE.get_or_init(|| GpuTable {
-            rows: toml::from_str::<GpuFile>(GPUS_TOML)
-                .map(|f| f.gpu)
-                .unwrap_or_default(),
+        TABLE.get_or_init(|| {
+            let f = toml::from_str::<GpuFile>(GPUS_TOML).unwrap_or(GpuFile {
+                gpu: Vec::new(),
+                generation: Vec::new(),
+            });
+            GpuTable {
+                rows: f.gpu,
+                generations: f.generation,
+            }
+        })
+    }
+
+    /// The arch a generation name implies, given the memory of one GPU when known: the
+    /// first band whose limits hold (a band with a limit needs the memory).
+    pub fn arch_of_generation(&self, name: &str, gib: Option<f64>) -> Option<&Band> {
+        let g = self.generations.iter().find(|g| g.name.eq_ignore_ascii_case(name))?;
+        g.bands.iter().find(|b| {
+            let limited = b.min_gib.is_some() || b.max_gib.is_some();
+            match gib {
+                Some(m) => b.min_gib.is_none_or(|lo| m >= lo) && b.max_gib.is_none_or(|hi| m <= hi),
+                None => !limited,
+            }
         })
     }
 

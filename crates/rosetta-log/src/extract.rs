@@ -84,6 +84,10 @@ pub struct Extracted {
     pub compute_capabilities: Vec<Located<String>>,
     /// `sm_XX` / `gfxNNN` mentioned anywhere (kernel targets as well as devices).
     pub arch_mentions: Vec<Located<String>>,
+    /// GPU generation names (`Blackwell`, `Hopper`, ...), for inferring the arch when no GPU is named.
+    pub generations: Vec<Located<String>>,
+    /// Memory of one GPU, GiB, as the log states it (an OOM's total capacity, nvidia-smi's table).
+    pub gpu_memory_gib: Vec<Located<String>>,
     /// Model types named.
     pub model_types: Vec<Located<String>>,
     /// Architectures (`GlmMoeDsaForCausalLM`) named.
@@ -110,6 +114,8 @@ struct Patterns {
     torch_cu: Regex,
     cc: Regex,
     arch: Regex,
+    generation: Regex,
+    gpu_memory: Regex,
     model_type: Regex,
     architecture: Regex,
     limit: Regex,
@@ -150,6 +156,8 @@ fn patterns() -> &'static Patterns {
         torch_cu: Regex::new(r"\+cu(\d{2,3})\b").unwrap(),
         cc: Regex::new(r"(?i)compute capability:?\s*\(?(\d{1,2})\.(\d)").unwrap(),
         arch: Regex::new(r"\b(sm_?\d{2,3}[af]?|gfx\d{3,4}[a-z]?)\b").unwrap(),
+        generation: Regex::new(r"\b(Blackwell|Hopper|Ada Lovelace|Ampere|Turing|Volta)\b").unwrap(),
+        gpu_memory: Regex::new(r"(?i)total capacity of ([\d.]+) GiB|\b\d+MiB\s*/\s*(\d{4,6})MiB\b|\btotal[_ ]memory\s*[=:]\s*([\d.]+)\s*GiB").unwrap(),
         model_type: Regex::new(r#"(?:\bmodel type |model_type['"]?\s*[=:]\s*['"]?|model type `)([a-z][a-z0-9_]+)"#).unwrap(),
         architecture: Regex::new(r"\b([A-Z][A-Za-z0-9]+For(?:CausalLM|ConditionalGeneration|SequenceClassification|MaskedLM))\b").unwrap(),
         limit: Regex::new(r"(?i)\b(?:max_position_embeddings|n_positions|max_positions|max_position|n_ctx_train|max_seq_len(?:gth)?|seq_length|model_max_length)\s*[=:]\s*(\d+)").unwrap(),
@@ -394,6 +402,20 @@ pub fn extract(records: &[Record], gpu_names: &[&str]) -> Extracted {
         }
         for c in pat.arch.captures_iter(msg) {
             push_unique(&mut x.arch_mentions, c[1].to_string(), src, line);
+        }
+        if let Some(c) = pat.generation.captures(msg) {
+            let g = if &c[1] == "Ada Lovelace" { "Ada" } else { &c[1] };
+            push_unique(&mut x.generations, g.to_string(), src, line);
+        }
+        if let Some(c) = pat.gpu_memory.captures(msg) {
+            let gib = match (c.get(1), c.get(2), c.get(3)) {
+                (Some(g), _, _) | (_, _, Some(g)) => g.as_str().parse::<f64>().ok(),
+                (_, Some(mib), _) => mib.as_str().parse::<f64>().ok().map(|m| m / 1024.0),
+                _ => None,
+            };
+            if let Some(g) = gib.filter(|g| *g >= 1.0) {
+                push_unique(&mut x.gpu_memory_gib, format!("{g:.1}"), src, line);
+            }
         }
         for c in pat.model_type.captures_iter(msg) {
             push_unique(&mut x.model_types, c[1].to_string(), src, line);

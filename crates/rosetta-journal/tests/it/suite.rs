@@ -29,6 +29,7 @@ fn hyp(cause: Cause, rule: &str, confidence: f64) -> HypothesisRec {
         experiments: vec![],
         references: vec![],
         also_rules: vec![],
+        cases: vec![],
     };
     HypothesisRec {
         cause,
