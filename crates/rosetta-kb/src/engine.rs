@@ -83,15 +83,32 @@ fn infer_arch(
 ) -> Option<(String, Evidence)> {
     let how = "inferred; to make it certain: rosetta env --format json > env.json, then diagnose --env env.json";
     if let Some(fl) = &log.failure {
-        let msg = format!("{} {}", fl.message, fl.surfaced.as_ref().map_or("", |s| s.1.as_str()));
+        let msg = format!(
+            "{} {}",
+            fl.message,
+            fl.surfaced.as_ref().map_or("", |s| s.1.as_str())
+        );
         if let Some(a) = log
             .extracted
             .arch_mentions
             .iter()
             .find(|a| a.value.starts_with("sm") && msg.contains(&a.value))
         {
-            let arch = format!("sm_{}", a.value.trim_start_matches("sm_").trim_start_matches("sm").trim_end_matches(['a', 'f']));
-            return Some((arch.clone(), ev(a.source, a.line, format!("GPU arch {arch}: named by the error ({how})"))));
+            let arch = format!(
+                "sm_{}",
+                a.value
+                    .trim_start_matches("sm_")
+                    .trim_start_matches("sm")
+                    .trim_end_matches(['a', 'f'])
+            );
+            return Some((
+                arch.clone(),
+                ev(
+                    a.source,
+                    a.line,
+                    format!("GPU arch {arch}: named by the error ({how})"),
+                ),
+            ));
         }
     }
     let table = GpuTable::embedded();
@@ -102,10 +119,19 @@ fn infer_arch(
         .and_then(|m| m.value.parse::<f64>().ok().map(|g| (g, m)));
     for g in &log.extracted.generations {
         if let Some(band) = table.arch_of_generation(&g.value, gib.map(|x| x.0)) {
-            let mem = gib.map_or(String::new(), |(v, m)| format!(", {v:.0} GiB per GPU at line {}", m.line));
+            let mem = gib.map_or(String::new(), |(v, m)| {
+                format!(", {v:.0} GiB per GPU at line {}", m.line)
+            });
             return Some((
                 band.arch.clone(),
-                ev(g.source, g.line, format!("GPU arch {}: {}{mem}: {} ({how})", band.arch, g.value, band.why)),
+                ev(
+                    g.source,
+                    g.line,
+                    format!(
+                        "GPU arch {}: {}{mem}: {} ({how})",
+                        band.arch, g.value, band.why
+                    ),
+                ),
             ));
         }
     }
@@ -291,15 +317,6 @@ impl<'a> Context<'a> {
         }
     }
 
-    /// The message of the retained line at (source, line).
-    fn record_text(&self, source: usize, line: u64) -> Option<&'a str> {
-        let recs = &self.log.records;
-        let i = recs.partition_point(|r| (r.source, r.line) < (source, line));
-        recs.get(i)
-            .filter(|r| r.source == source && r.line == line)
-            .map(|r| r.message())
-    }
-
     fn failure_evidence(&self) -> Option<Evidence> {
         let f = self.log.failure.as_ref()?;
         Some(self.evidence(f.source, f.line, &f.message))
@@ -411,10 +428,9 @@ impl<'a> Context<'a> {
                                 && matches!(m.label, "decode" | "prefill" | "request" | "serving")))
                 });
                 match ready {
-                    Some(m) => {
-                        let text = self.record_text(m.source, m.line).unwrap_or(m.label);
-                        (true, vec![self.evidence(m.source, m.line, text)])
-                    }
+                    // Context, not evidence: that the server had started bears on no
+                    // cause by itself, so its line is not cited.
+                    Some(_) => (true, vec![]),
                     // vLLM dumps the scheduled batch when a step fails: it was serving.
                     None if name == "serving" => match self.find_line(step_dump_line()) {
                         Some((r, _)) => (true, vec![self.evidence(r.source, r.line, r.message())]),

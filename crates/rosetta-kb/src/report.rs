@@ -5,7 +5,7 @@
 use crate::engine::{self, Context, Machine};
 use crate::KnowledgeBase;
 use rosetta_log::LogFacts;
-use rosetta_report::{Facts, Failure, FrameRef, Input, Report, TimelineEntry, Warning};
+use rosetta_report::{Facts, Failure, FrameRef, Input, NoFailure, Report, TimelineEntry, Warning};
 use rosetta_schema::Phase;
 
 /// Runs the knowledge base over the facts and builds the report.
@@ -206,5 +206,40 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
             args: log.extracted.args.len(),
         },
         similar: Vec::new(),
+        other_inputs: log
+            .other_inputs
+            .iter()
+            .map(|o| rosetta_report::OtherFailure {
+                file: file_of(o.source).unwrap_or_default(),
+                class: o.class,
+                phase: o.phase,
+                line: o.line,
+                time: o.time.clone(),
+                rank: o.rank,
+                message: o.message.clone(),
+            })
+            .collect(),
+        no_failure: log.failure.is_none().then(|| {
+            let lines: u64 = log.inputs.iter().map(|i| i.lines).sum();
+            NoFailure {
+                reason: if lines == 0 {
+                    "empty"
+                } else if log.unnamed_errors.is_empty() {
+                    "clean"
+                } else {
+                    "unknown-pattern"
+                }
+                .into(),
+                lines: log
+                    .unnamed_errors
+                    .iter()
+                    .map(|(source, line, text)| rosetta_report::Evidence {
+                        line: Some(*line),
+                        file: file_of(*source),
+                        text: text.clone(),
+                    })
+                    .collect(),
+            }
+        }),
     }
 }

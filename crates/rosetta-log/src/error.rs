@@ -28,4 +28,16 @@ pub enum LogError {
         /// Why.
         source: std::io::Error,
     },
+    /// The bytes are not text: a binary file given by mistake.
+    #[error(
+        "{path} does not look like a log: {percent}% of its first {sampled} bytes are not text"
+    )]
+    NotText {
+        /// The file.
+        path: PathBuf,
+        /// Share of the sample that is not text.
+        percent: u32,
+        /// Bytes sampled.
+        sampled: usize,
+    },
 }

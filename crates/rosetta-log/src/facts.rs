@@ -212,6 +212,31 @@ pub struct LogFacts {
     /// Line ranges (source, first, last) of failures in other runs than the chosen one:
     /// evidence for this failure must not come from there.
     pub other_runs: Vec<(usize, u64, u64)>,
+    /// When no failure was named: the last error-looking lines (source, line, text),
+    /// oldest first, at most five.
+    pub unnamed_errors: Vec<(usize, u64, String)>,
+    /// With several inputs: the failure of each other input that holds a root error of
+    /// its own (another process or node), one per input, in input order.
+    pub other_inputs: Vec<OtherFailure>,
+}
+
+/// The failure another input holds.
+#[derive(Debug, Clone, Serialize)]
+pub struct OtherFailure {
+    /// Input file index.
+    pub source: usize,
+    /// Class.
+    pub class: FailureClass,
+    /// Phase.
+    pub phase: Phase,
+    /// The line.
+    pub line: u64,
+    /// Timestamp text.
+    pub time: Option<String>,
+    /// First failing rank.
+    pub rank: Option<u32>,
+    /// The message.
+    pub message: String,
 }
 
 impl LogFacts {
@@ -243,9 +268,15 @@ impl LogFacts {
         let tbs = traceback::collect(&f.records);
         f.incidents = incidents(voc, &f.records, &tbs);
         f.warnings = warnings(voc, &templates, &mut f.warning_total);
-        let (failure, other_runs) = choose_failure(voc, &f);
+        let (failure, other_runs) = choose_failure(voc, &f, &templates);
         f.failure = failure;
         f.other_runs = other_runs;
+        if f.failure.is_none() {
+            f.unnamed_errors = unnamed_errors(&f.records);
+        }
+        if f.inputs.len() > 1 {
+            f.other_inputs = other_inputs(voc, &f);
+        }
         f
     }
 
@@ -255,6 +286,63 @@ impl LogFacts {
             .as_ref()
             .and_then(|fl| self.incidents.get(fl.incident))
     }
+}
+
+/// Each input other than the failure's that holds a root error of its own: the first
+/// root of its last run (after its last start milestone).
+fn other_inputs(voc: &Vocabulary, f: &LogFacts) -> Vec<OtherFailure> {
+    let chosen = f.failure.as_ref().map(|x| x.source);
+    let mut out = Vec::new();
+    for source in 0..f.inputs.len() {
+        if Some(source) == chosen {
+            continue;
+        }
+        let last_start = f
+            .milestones
+            .iter()
+            .filter(|m| m.source == source && m.phase == Phase::Startup)
+            .map(|m| m.line)
+            .max()
+            .unwrap_or(0);
+        let pick = |min: u8| {
+            f.incidents.iter().find(|i| {
+                i.source == source
+                    && i.role == Role::Root
+                    && i.strength >= min
+                    && i.line >= last_start
+            })
+        };
+        if let Some(inc) = pick(GENERIC_STRENGTH + 1).or_else(|| pick(GENERIC_STRENGTH)) {
+            let (phase, _) = phase_of(voc, f, inc);
+            out.push(OtherFailure {
+                source,
+                class: inc.class,
+                phase,
+                line: inc.key_line,
+                time: inc.time_text.clone(),
+                rank: inc.rank,
+                message: inc.message.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// The last error-looking lines (an error word, or an error level) that no signal named.
+fn unnamed_errors(records: &[Record]) -> Vec<(usize, u64, String)> {
+    let mut out: Vec<(usize, u64, String)> = records
+        .iter()
+        .rev()
+        .filter(|r| {
+            r.prefix
+                .level
+                .map_or(r.errorish, |l| matches!(l, Level::Error | Level::Critical))
+        })
+        .take(5)
+        .map(|r| (r.source, r.line, r.text.trim().chars().take(400).collect()))
+        .collect();
+    out.reverse();
+    out
 }
 
 fn milestones(voc: &Vocabulary, records: &[Record], serving: &[ServingStats]) -> Vec<Milestone> {
@@ -791,7 +879,11 @@ fn warnings(
 
 /// Splits root incidents into runs (restarts) and picks the failure; also
 /// returns the line ranges of root incidents that belong to other runs.
-fn choose_failure(voc: &Vocabulary, f: &LogFacts) -> (Option<Failure>, Vec<(usize, u64, u64)>) {
+fn choose_failure(
+    voc: &Vocabulary,
+    f: &LogFacts,
+    templates: &[(usize, HashMap<u64, TemplateStat>)],
+) -> (Option<Failure>, Vec<(usize, u64, u64)>) {
     let order = |i: &Incident| (i.time.unwrap_or(f64::NAN), i.source, i.line);
     // Roots that a signal or an exception names; generic error lines only when none does.
     let root =
@@ -891,8 +983,11 @@ fn choose_failure(voc: &Vocabulary, f: &LogFacts) -> (Option<Failure>, Vec<(usiz
         .take(runs.len().saturating_sub(1))
         .map(|r| (f.incidents[r.0[0]].class, f.incidents[r.0[0]].key_line))
         .collect();
+    // A long restart loop repeats its launch lines more often than the scanner keeps
+    // examples of one template: the launches it did not keep are runs too.
+    let unseen = unseen_relaunches(f, templates, &runs);
     let (run_idx, chosen, run_start) = if let Some(run) = runs.last() {
-        (runs.len() - 1, run.0[0], run.1)
+        (runs.len() - 1 + unseen, run.0[0], run.1)
     } else {
         // No root: a weak failure, else a cascade, else nothing.
         let pick = |role: Role| {
@@ -1018,11 +1113,59 @@ fn choose_failure(voc: &Vocabulary, f: &LogFacts) -> (Option<Failure>, Vec<(usiz
         sync_point,
         signals: inc.signals.clone(),
         incident: chosen,
-        run: (run_idx, runs.len().max(1)),
+        run: (run_idx, runs.len().max(1) + unseen),
         run_start,
         earlier_runs: earlier,
     };
     (Some(failure), other_runs)
+}
+
+/// Launches of a restart loop that the scanner counted but did not keep. The lines of the
+/// last run's relaunch template between its start and its first root error are what one
+/// launch prints of it; the scanner's count of that template in the input (kept or not),
+/// divided by that, is the number of launches, plus one when the first failure came
+/// before the template's first line. What exceeds the runs seen is unseen (byte-identical
+/// pasted copies, whose launches cannot be told apart by time, are counted this way too).
+fn unseen_relaunches(
+    f: &LogFacts,
+    templates: &[(usize, HashMap<u64, TemplateStat>)],
+    runs: &[(Vec<usize>, u64, bool)],
+) -> usize {
+    let Some((incs, start, true)) = runs.last() else {
+        return 0;
+    };
+    let first = &f.incidents[incs[0]];
+    let source = first.source;
+    let Some(rec) = f
+        .records
+        .iter()
+        .find(|r| r.source == source && r.line == *start)
+    else {
+        return 0;
+    };
+    let per_launch = f
+        .records
+        .iter()
+        .filter(|r| {
+            r.source == source
+                && r.line >= *start
+                && r.line < first.line
+                && r.template == rec.template
+        })
+        .count();
+    let Some(stat) = templates
+        .iter()
+        .find(|(s, _)| *s == source)
+        .and_then(|(_, m)| m.get(&rec.template))
+    else {
+        return 0;
+    };
+    if per_launch == 0 {
+        return 0;
+    }
+    let first_root = f.incidents[runs[0].0[0]].line;
+    let launches = stat.count as usize / per_launch + usize::from(stat.first_line > first_root);
+    launches.saturating_sub(runs.len())
 }
 
 /// A traceback whose frames run through one module's top level into another's

@@ -35,8 +35,9 @@ pub fn read_logs(
     let paths: &[PathBuf] = if paths.is_empty() { &stdin } else { paths };
     let mut scans = Vec::with_capacity(paths.len());
     for (i, p) in paths.iter().enumerate() {
-        let mut src = source::Source::open(Path::new(p))?;
-        let out = scanner.scan_reader(i, &mut src.reader);
+        let src = source::Source::open(Path::new(p))?;
+        let mut reader = source::text_reader(Path::new(p), src.reader)?;
+        let out = scanner.scan_reader(i, &mut reader);
         scans.push((p.clone(), out));
     }
     Ok(LogFacts::build(scans, voc, gpu_names))

@@ -23,6 +23,9 @@ pub const MAX_LINE: usize = 64 * 1024;
 const BLOCK: usize = 8 << 20;
 /// Examples of one template kept per worker; later ones are only counted.
 const KEEP_PER_TEMPLATE: u32 = 48;
+/// Latest examples of one template kept per worker beyond the first ones: a restart loop
+/// repeats the same lines, and the last run, the one diagnosed, must keep its own.
+const KEEP_LAST_PER_TEMPLATE: usize = 48;
 /// Budget of retained text, across the whole run.
 const RETAIN_BUDGET: usize = 96 << 20;
 /// Distinct templates tracked before new ones are only counted as "other".
@@ -431,6 +434,12 @@ impl Scanner {
         }
         line_no += count_newlines(&data[counted_to..]);
         p.lines = line_no;
+        if !p.latest.is_empty() {
+            for (_, ring) in p.latest.drain() {
+                p.records.extend(ring);
+            }
+            p.records.sort_by_key(|r| r.line);
+        }
         p
     }
 
@@ -481,17 +490,29 @@ impl Scanner {
         let within = *k <= KEEP_PER_TEMPLATE && used + size <= RETAIN_BUDGET;
         // Past the budget, still keep the first example of each error shape.
         let over_but_new = first_of_kind && errorish && used + size <= 2 * RETAIN_BUDGET;
+        let record = |text, prefix| Record {
+            source,
+            line,
+            text,
+            prefix,
+            template,
+            errorish,
+            truncated,
+        };
         if within || over_but_new {
             self.retained.fetch_add(size, Ordering::Relaxed);
-            p.records.push(Record {
-                source,
-                line,
-                text,
-                prefix,
-                template,
-                errorish,
-                truncated,
-            });
+            p.records.push(record(text, prefix));
+        } else if *k > KEEP_PER_TEMPLATE && used + size <= RETAIN_BUDGET {
+            // Beyond the first examples, keep the latest ones in a ring.
+            let ring = p.latest.entry(template).or_default();
+            if ring.len() == KEEP_LAST_PER_TEMPLATE {
+                if let Some(old) = ring.pop_front() {
+                    self.retained.fetch_sub(old.text.len(), Ordering::Relaxed);
+                }
+                p.dropped += 1;
+            }
+            self.retained.fetch_add(size, Ordering::Relaxed);
+            ring.push_back(record(text, prefix));
         } else {
             p.dropped += 1;
         }
@@ -508,6 +529,8 @@ impl Scanner {
 struct Piece {
     lines: u64,
     records: Vec<Record>,
+    /// The latest examples of templates seen more than `KEEP_PER_TEMPLATE` times.
+    latest: HashMap<u64, std::collections::VecDeque<Record>>,
     serving: ServingStats,
     templates: HashMap<u64, TemplateStat>,
     dropped: u64,

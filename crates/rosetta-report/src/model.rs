@@ -29,6 +29,45 @@ pub struct Report {
     /// Labelled real reports whose failure resembles this one, most similar first.
     #[serde(default)]
     pub similar: Vec<Similar>,
+    /// When no failure was found: why, and the last error-looking lines if any.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub no_failure: Option<NoFailure>,
+    /// With several inputs: the failure each other input holds (another process or
+    /// node), so that no file's error is dropped. `failure` is the first root error.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub other_inputs: Vec<OtherFailure>,
+}
+
+/// The failure of another input.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OtherFailure {
+    /// The input's path.
+    pub file: String,
+    /// Failure class.
+    pub class: FailureClass,
+    /// Phase.
+    pub phase: Phase,
+    /// Line in that input.
+    pub line: u64,
+    /// Timestamp as printed.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub time: Option<String>,
+    /// Failing rank.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub rank: Option<u32>,
+    /// The message.
+    pub message: String,
+}
+
+/// Why no failure was named.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NoFailure {
+    /// `empty` (no lines at all), `unknown-pattern` (error-looking lines that no
+    /// signal of the vocabulary names) or `clean` (no error-looking line).
+    pub reason: String,
+    /// The last error-looking lines, oldest first (at most 5).
+    #[serde(default)]
+    pub lines: Vec<Evidence>,
 }
 
 /// One input.

@@ -85,6 +85,9 @@ impl Paint {
     fn good(&self, t: &str) -> String {
         self.s(AStyle::new().fg_color(Some(AnsiColor::Green.into())), t)
     }
+    fn warn(&self, t: &str) -> String {
+        self.s(AStyle::new().fg_color(Some(AnsiColor::Yellow.into())), t)
+    }
 }
 
 fn cut(s: &str, n: usize) -> String {
@@ -129,12 +132,32 @@ fn text(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
     let p = Paint { on: style.color };
     let Some(f) = &r.failure else {
         let lines: u64 = r.inputs.iter().map(|i| i.lines).sum();
-        writeln!(
-            w,
-            "{}  no failure found in {} lines",
-            p.good(&p.head("OK")),
-            lines
-        )?;
+        let nf = r.no_failure.as_ref();
+        match nf.map(|n| n.reason.as_str()) {
+            Some("empty") => writeln!(w, "{}  the input is empty", p.warn(&p.head("EMPTY")))?,
+            Some("unknown-pattern") => {
+                writeln!(
+                    w,
+                    "{}  no known failure pattern in {} lines; the last error-looking lines:",
+                    p.warn(&p.head("UNKNOWN")),
+                    lines
+                )?;
+                for e in nf.map_or(&[][..], |n| &n.lines[..]) {
+                    writeln!(
+                        w,
+                        "   line {}  {}",
+                        line_ref(e.line, &e.file),
+                        cut(&e.text, 200)
+                    )?;
+                }
+            }
+            _ => writeln!(
+                w,
+                "{}  no failure found in {} lines",
+                p.good(&p.head("OK")),
+                lines
+            )?,
+        }
         for n in &r.notes {
             writeln!(w, "   note  {}", n)?;
         }
@@ -193,6 +216,29 @@ fn text(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
         "         {}",
         p.dim(&format!("phase: {}", f.phase_reason))
     )?;
+    if let Some(file) = &f.file {
+        if !r.other_inputs.is_empty() {
+            writeln!(
+                w,
+                "         {}",
+                p.dim(&format!("{file} holds the first root error"))
+            )?;
+        }
+    }
+    for o in &r.other_inputs {
+        let rank = o.rank.map(|k| format!(" · rank {k}")).unwrap_or_default();
+        writeln!(
+            w,
+            "{}     {} · {}{} · line {}:{}",
+            p.bad(&p.head("ALSO")),
+            o.class,
+            o.phase,
+            rank,
+            o.file,
+            o.line
+        )?;
+        writeln!(w, "         {}", cut(&o.message, 200))?;
+    }
     writeln!(w)?;
     if !r.hypotheses.is_empty() {
         writeln!(w, "{}", p.head("CAUSES"))?;
@@ -281,6 +327,16 @@ fn hypothesis_text(n: usize, h: &Hypothesis, p: &Paint, w: &mut dyn Write) -> io
             label,
             line_ref(e.line, &e.file),
             cut(&e.text, 100)
+        )?;
+    }
+    if h.evidence.is_empty() && h.cases.is_empty() {
+        writeln!(
+            w,
+            "     {:<9} {}",
+            "evidence",
+            p.dim(
+                "no line of the log points here: ranked by how often this failure has this cause"
+            )
         )?;
     }
     if let Some(why) = &h.why {
@@ -423,7 +479,19 @@ fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
     writeln!(w, "### rosetta diagnosis")?;
     writeln!(w)?;
     match &r.failure {
-        None => writeln!(w, "No failure found.")?,
+        None => match r.no_failure.as_ref() {
+            Some(n) if n.reason == "empty" => writeln!(w, "The input is empty.")?,
+            Some(n) if n.reason == "unknown-pattern" => {
+                writeln!(w, "No known failure pattern; the last error-looking lines:")?;
+                writeln!(w)?;
+                writeln!(w, "```")?;
+                for e in &n.lines {
+                    writeln!(w, "{}: {}", line_ref(e.line, &e.file), cut(&e.text, 300))?;
+                }
+                writeln!(w, "```")?;
+            }
+            _ => writeln!(w, "No failure found.")?,
+        },
         Some(f) => {
             let rank = f.rank.map(|r| format!(", rank {r}")).unwrap_or_default();
             writeln!(
@@ -440,6 +508,18 @@ fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
                 writeln!(w, "_Asynchronous CUDA error: the traceback names a sync point{}, not the failing kernel._", f.sync_point.as_ref().map(|s| format!(" (`{}`)", cut(s, 100))).unwrap_or_default())?;
             }
         }
+    }
+    for o in &r.other_inputs {
+        writeln!(w)?;
+        writeln!(
+            w,
+            "**Also failed:** `{}` in `{}` at `{}:{}`",
+            o.class, o.phase, o.file, o.line
+        )?;
+        writeln!(w)?;
+        writeln!(w, "```")?;
+        writeln!(w, "{}", cut(&o.message, 400))?;
+        writeln!(w, "```")?;
     }
     if !r.hypotheses.is_empty() {
         writeln!(w)?;
@@ -566,7 +646,20 @@ fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
     writeln!(w, "<style>body{{font:14px/1.45 system-ui,sans-serif;max-width:980px;margin:2em auto;padding:0 1em}}code,pre{{font:12px ui-monospace,monospace}}pre{{background:#f6f6f6;padding:.6em;overflow:auto}}.fail{{color:#b00}}table{{border-collapse:collapse}}td,th{{border-bottom:1px solid #ddd;padding:.3em .6em;text-align:left;vertical-align:top}}</style></head><body>")?;
     writeln!(w, "<h1>rosetta diagnosis</h1>")?;
     match &r.failure {
-        None => writeln!(w, "<p>No failure found.</p>")?,
+        None => match r.no_failure.as_ref() {
+            Some(n) if n.reason == "empty" => writeln!(w, "<p>The input is empty.</p>")?,
+            Some(n) if n.reason == "unknown-pattern" => {
+                writeln!(
+                    w,
+                    "<p>No known failure pattern; the last error-looking lines:</p><pre>"
+                )?;
+                for e in &n.lines {
+                    writeln!(w, "{}: {}", esc(&line_ref(e.line, &e.file)), esc(&e.text))?;
+                }
+                writeln!(w, "</pre>")?;
+            }
+            _ => writeln!(w, "<p>No failure found.</p>")?,
+        },
         Some(f) => {
             writeln!(
                 w,
@@ -580,6 +673,17 @@ fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
                 writeln!(w, "<p>Asynchronous: the traceback names a sync point{}, not the failing kernel.</p>", f.sync_point.as_ref().map(|s| format!(" (<code>{}</code>)", esc(s))).unwrap_or_default())?;
             }
         }
+    }
+    for o in &r.other_inputs {
+        writeln!(
+            w,
+            "<h2 class=\"fail\">also: {} · {} · {}:{}</h2><pre>{}</pre>",
+            esc(o.class.as_str()),
+            esc(o.phase.as_str()),
+            esc(&o.file),
+            o.line,
+            esc(&o.message)
+        )?;
     }
     if !r.hypotheses.is_empty() {
         writeln!(w, "<h2>Causes</h2><table><tr><th>#</th><th>cause</th><th>confidence</th><th>summary and evidence</th><th>try</th></tr>")?;

@@ -1,0 +1,228 @@
+//! Mechanisms a newcomer's first hour broke (issue 12, points 1-3 and 13) and the arch
+//! inferred from indirect evidence (issue 8): restart loops, several unrelated inputs,
+//! context lines that are not evidence, empty, binary and unknown input.
+
+use super::*;
+
+fn example() -> String {
+    std::fs::read_to_string(repo().join("examples/glm5-sm120.log")).unwrap()
+}
+
+/// The example's second launch (from its second `server_args=` line to the end).
+fn second_run() -> Vec<String> {
+    let lines: Vec<String> = example().lines().map(String::from).collect();
+    let starts: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].contains("server_args="))
+        .collect();
+    lines[*starts.last().unwrap()..].to_vec()
+}
+
+/// Moves every `HH:MM:SS` of a line forward by `secs`.
+fn shift(line: &str, secs: u32) -> String {
+    let b = line.as_bytes();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < b.len() {
+        let d = |k: usize| b.get(i + k).is_some_and(|c| c.is_ascii_digit());
+        if d(0)
+            && d(1)
+            && b.get(i + 2) == Some(&b':')
+            && d(3)
+            && d(4)
+            && b.get(i + 5) == Some(&b':')
+            && d(6)
+            && d(7)
+        {
+            let n = |k: usize| line[i + k..i + k + 2].parse::<u32>().unwrap();
+            let t = n(0) * 3600 + n(3) * 60 + n(6) + secs;
+            out.push_str(&format!(
+                "{:02}:{:02}:{:02}",
+                t / 3600 % 24,
+                t / 60 % 60,
+                t % 60
+            ));
+            i += 8;
+        } else {
+            let c = line[i..].chars().next().unwrap();
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+#[test]
+fn the_example_without_its_gpu_names_still_blames_the_backend() {
+    // Lines 2 and 4 name the GPU; what is left says Blackwell and 95 GiB per GPU.
+    let text: String = example()
+        .lines()
+        .enumerate()
+        .filter(|(i, _)| *i != 1 && *i != 3)
+        .map(|(_, l)| format!("{l}\n"))
+        .collect();
+    assert!(!text.contains("RTX PRO"));
+    let v = json(&run_stdin(
+        &["diagnose", "--format", "json"],
+        text.as_bytes(),
+    ));
+    let top = &v["hypotheses"][0];
+    assert_eq!(top["cause"], "backend-selection", "{top}");
+    let ev = top["evidence"].to_string();
+    assert!(ev.contains("sm_120") && ev.contains("inferred"), "{ev}");
+    assert!(
+        ev.contains("rosetta env --format json"),
+        "says how to make it certain: {ev}"
+    );
+}
+
+#[test]
+fn a_restart_loop_diagnoses_the_last_run_in_full() {
+    let run = second_run();
+    let mut log = String::new();
+    for k in 0..10 {
+        for l in &run {
+            log.push_str(&shift(l, k * 600));
+            log.push('\n');
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "loop.log", &log);
+    let v = json(&run(&["diagnose", "--format", "json", &p]));
+    let f = &v["failure"];
+    let per_run = run.len() as u64;
+    assert!(
+        f["line"].as_u64().unwrap() > 9 * per_run,
+        "the last run: {f}"
+    );
+    assert_eq!(f["rank"], 2, "rank of the last run kept: {f}");
+    assert!(
+        f["surfaced"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("device-side assert"),
+        "{f}"
+    );
+    assert!(
+        f["sync_point"]
+            .as_str()
+            .unwrap_or("")
+            .contains("process_batch_result_decode"),
+        "{f}"
+    );
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("10 runs"), "{notes}");
+    assert_eq!(v["hypotheses"][0]["cause"], "backend-selection");
+}
+
+#[test]
+fn byte_identical_copies_are_runs_too() {
+    let run = second_run().join("\n") + "\n";
+    let log = run.repeat(300);
+    let v = json(&run_stdin(
+        &["diagnose", "--format", "json"],
+        log.as_bytes(),
+    ));
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("300 runs"), "{notes}");
+    assert_eq!(v["failure"]["rank"], 2);
+}
+
+#[test]
+fn two_unrelated_logs_each_keep_their_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = write(
+        dir.path(),
+        "node1.log",
+        "[2026-03-01 10:00:00] INFO starting\n[2026-03-01 10:00:05] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n",
+    );
+    let b = write(
+        dir.path(),
+        "node2.log",
+        "[2026-03-01 11:00:00] INFO starting\n[2026-03-01 11:00:09] RuntimeError: CUDA error: an illegal memory access was encountered\n",
+    );
+    let v = json(&run(&["diagnose", "--format", "json", &a, &b]));
+    assert_eq!(v["failure"]["class"], "gpu-oom");
+    assert!(v["failure"]["file"]
+        .as_str()
+        .unwrap()
+        .ends_with("node1.log"));
+    let others = v["other_inputs"].as_array().expect("other_inputs");
+    assert_eq!(others.len(), 1, "{others:?}");
+    assert_eq!(others[0]["class"], "illegal-memory-access");
+    assert_eq!(others[0]["line"], 2);
+    assert!(others[0]["file"].as_str().unwrap().ends_with("node2.log"));
+    let text = stdout(&run(&["diagnose", "--color", "never", &a, &b]));
+    assert!(text.contains("node2.log:2"), "{text}");
+    assert!(text.contains("holds the first root error"), "{text}");
+}
+
+#[test]
+fn a_started_server_line_is_context_not_evidence() {
+    let v = json(&run(&[
+        "diagnose",
+        "--format",
+        "json",
+        "examples/glm5-sm120.log",
+    ]));
+    for h in v["hypotheses"].as_array().unwrap() {
+        for e in h["evidence"].as_array().unwrap() {
+            let t = e["text"].as_str().unwrap();
+            assert!(!t.contains("Started server process"), "{}: {t}", h["cause"]);
+        }
+    }
+}
+
+#[test]
+fn empty_input_says_it_is_empty() {
+    let out = run_stdin(&["diagnose", "--color", "never"], b"");
+    let text = stdout(&out);
+    assert!(text.contains("empty") && !text.starts_with("OK"), "{text}");
+    let v = json(&run_stdin(&["diagnose", "--format", "json"], b""));
+    assert_eq!(v["no_failure"]["reason"], "empty");
+}
+
+#[test]
+fn binary_input_is_a_one_line_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes: Vec<u8> = (0..200_000u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    let p = write(dir.path(), "core.dump", "");
+    std::fs::write(&p, bytes).unwrap();
+    let out = run(&["diagnose", &p]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("core.dump") && err.contains("does not look like a log"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_unknown_error_is_not_ok() {
+    let log = "INFO loading\nINFO step 1\nERROR frobnicator 7 lost its quux\nINFO giving up\n";
+    let out = run_stdin(&["diagnose", "--color", "never"], log.as_bytes());
+    let text = stdout(&out);
+    assert!(!text.starts_with("OK"), "{text}");
+    let v = json(&run_stdin(
+        &["diagnose", "--format", "json"],
+        log.as_bytes(),
+    ));
+    if v["failure"].is_null() {
+        assert_eq!(v["no_failure"]["reason"], "unknown-pattern");
+        assert!(v["no_failure"]["lines"].to_string().contains("frobnicator"));
+    }
+    // A log with no error-looking line at all is fine.
+    let v = json(&run_stdin(
+        &["diagnose", "--format", "json"],
+        b"INFO all good\n",
+    ));
+    assert_eq!(v["no_failure"]["reason"], "clean");
+}
