@@ -8,6 +8,7 @@ mod bad_input;
 mod cases;
 mod config;
 mod diagnose;
+mod each;
 mod preflight;
 mod run;
 mod snapshots_test;
