@@ -129,11 +129,30 @@ fn literal_code(files: &[PathBuf]) -> String {
         s.push_str("];\n");
         s
     };
-    list(
-        "SIGNAL_LITERALS",
-        literals::signal_literals(&signals, &extra),
-    ) + &list(
-        "MILESTONE_LITERALS",
-        literals::milestone_literals(&milestones),
-    )
+    let required = |name: &str, pats: Vec<String>| {
+        let mut s = format!(
+            "/// Extracted at build time: required literals per entry.\npub const {name}: &[Option<&[&str]>] = &[\n"
+        );
+        for p in pats {
+            match literals::required_literals(&p) {
+                Some(w) => {
+                    let _ = writeln!(s, "    Some(&{w:?}),");
+                }
+                None => s.push_str("    None,\n"),
+            }
+        }
+        s.push_str("];\n");
+        s
+    };
+    let joined_signals: Vec<String> = signals.iter().map(|p| literals::join_patterns(p)).collect();
+    required("SIGNAL_REQUIRED", joined_signals)
+        + &required("MILESTONE_REQUIRED", milestones.clone())
+        + &list(
+            "SIGNAL_LITERALS",
+            literals::signal_literals(&signals, &extra),
+        )
+        + &list(
+            "MILESTONE_LITERALS",
+            literals::milestone_literals(&milestones),
+        )
 }

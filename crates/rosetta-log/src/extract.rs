@@ -5,8 +5,8 @@
 //! positions used. Each fact keeps the line it came from. This module reads
 //! retained records; it does not judge what the facts mean.
 
+use crate::lazy::LazyRegex;
 use crate::scan::Record;
-use regex::Regex;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -103,72 +103,72 @@ pub struct Extracted {
 }
 
 struct Patterns {
-    server_args: Regex,
-    dict_args: Regex,
-    namespace: Regex,
-    v1_config: Regex,
-    command: Regex,
-    flag: Regex,
-    versions: Vec<(&'static str, Regex)>,
-    cuda_pair: Regex,
-    torch_cu: Regex,
-    cc: Regex,
-    arch: Regex,
-    generation: Regex,
-    gpu_memory: Regex,
-    model_type: Regex,
-    architecture: Regex,
-    limit: Regex,
-    pos: Regex,
-    prompt_len: Regex,
-    new_tokens: Regex,
-    exceeded: Regex,
-    configured: Regex,
-    final_pos: Regex,
-    vocab_size: Regex,
-    request_ids: Regex,
+    server_args: LazyRegex,
+    dict_args: LazyRegex,
+    namespace: LazyRegex,
+    v1_config: LazyRegex,
+    command: LazyRegex,
+    flag: LazyRegex,
+    versions: Vec<(&'static str, LazyRegex)>,
+    cuda_pair: LazyRegex,
+    torch_cu: LazyRegex,
+    cc: LazyRegex,
+    arch: LazyRegex,
+    generation: LazyRegex,
+    gpu_memory: LazyRegex,
+    model_type: LazyRegex,
+    architecture: LazyRegex,
+    limit: LazyRegex,
+    pos: LazyRegex,
+    prompt_len: LazyRegex,
+    new_tokens: LazyRegex,
+    exceeded: LazyRegex,
+    configured: LazyRegex,
+    final_pos: LazyRegex,
+    vocab_size: LazyRegex,
+    request_ids: LazyRegex,
 }
 
 fn patterns() -> &'static Patterns {
     static P: OnceLock<Patterns> = OnceLock::new();
     P.get_or_init(|| Patterns {
-        server_args: Regex::new(r"server_args=ServerArgs\((.*)\)\s*$").unwrap(),
-        dict_args: Regex::new(r"(?:server_args=|non-default args:\s*|engine args:\s*)(\{.*\})\s*$").unwrap(),
-        namespace: Regex::new(r"(?:args|Namespace):?\s*Namespace\((.*)\)\s*$").unwrap(),
-        v1_config: Regex::new(r"with config:\s*(.*)$").unwrap(),
-        command: Regex::new(r"(?:^|\s)(?:\$ |>>> )?(?:python3?(?:\.\d+)? (?:-m )?\S*|vllm serve|trtllm-serve|llama-server|llama-cli|text-generation-launcher|torchrun|sglang\.launch_server|ollama run|docker run)\b").unwrap(),
-        flag: Regex::new(r#"(?:^|\s)--([a-zA-Z][\w-]*)(?:[ =]((?:"[^"]*"|'[^']*'|[^\s-][^\s]*)))?"#).unwrap(),
+        server_args: LazyRegex::trusted(r"server_args=ServerArgs\((.*)\)\s*$"),
+        dict_args: LazyRegex::trusted(r"(?:server_args=|non-default args:\s*|engine args:\s*)(\{.*\})\s*$"),
+        namespace: LazyRegex::trusted(r"(?:args|Namespace):?\s*Namespace\((.*)\)\s*$"),
+        v1_config: LazyRegex::trusted(r"with config:\s*(.*)$"),
+        command: LazyRegex::trusted(r"(?:^|\s)(?:\$ |>>> )?(?:python3?(?:\.\d+)? (?:-m )?\S*|vllm serve|trtllm-serve|llama-server|llama-cli|text-generation-launcher|torchrun|sglang\.launch_server|ollama run|docker run)\b"),
+        flag: LazyRegex::trusted(r#"(?:^|\s)--([a-zA-Z][\w-]*)(?:[ =]((?:"[^"]*"|'[^']*'|[^\s-][^\s]*)))?"#),
         versions: vec![
-            ("transformers", Regex::new(r"(?i)\btransformers(?: version)?(?:==|[:= ]\s*|\s+v)v?(\d+\.\d+(?:\.\d+)?(?:\.?(?:dev|rc|post)\d+)?)\b").unwrap()),
-            ("torch", Regex::new(r"(?i)\b(?:py)?torch(?: version)?(?:==|[:= ]\s*)v?(\d+\.\d+\.\d+(?:\+\w+)?(?:\.?(?:dev|rc|post)\d+)?)").unwrap()),
-            ("vllm", Regex::new(r"(?i)\bvllm(?: API server)?(?: version)?(?:==|[:= ]\s*|\s*v)?v?(\d+\.\d+\.\d+(?:\.?(?:post|rc|dev)\d+)?(?:\+\w+)?)").unwrap()),
-            ("sglang", Regex::new(r"(?i)\bsglang(?: version)?(?:==|[:= ]\s*|\s+v)v?(\d+\.\d+\.\d+(?:\.?(?:post|rc|dev)\d+)?)").unwrap()),
-            ("nccl", Regex::new(r"(?i)\bNCCL(?: version)?(?:==|[:= ]\s*)v?(\d+\.\d+\.\d+)").unwrap()),
-            ("triton", Regex::new(r"(?i)\btriton(?: version)?(?:==|[:= ]\s*)v?(\d+\.\d+\.\d+)").unwrap()),
-            ("flashinfer", Regex::new(r"(?i)\bflashinfer(?:[_-]python)?(?: version)?(?:==|[:= ]\s*)v?(\d+\.\d+\.\d+(?:\.?post\d+)?)").unwrap()),
-            ("driver", Regex::new(r"(?i)\bdriver(?: version)?[:= ]\s*(\d{3}\.\d+(?:\.\d+)?)").unwrap()),
-            ("cuda", Regex::new(r"(?i)\bcuda(?: version| runtime)?[:= (]\s*(\d{2}\.\d)\b").unwrap()),
-            ("tensorrt_llm", Regex::new(r"(?i)\btensorrt[_-]llm(?: version)?(?:==|[:= ]\s*)v?(\d+\.\d+\.\d+\w*)").unwrap()),
-            ("ollama", Regex::new(r"(?i)\bollama(?: version)?(?: is)?(?:==|[:= ]\s*)v?(\d+\.\d+\.\d+)").unwrap()),
-            ("python", Regex::new(r"\bpython(3\.\d+)\b").unwrap()),
+            ("transformers", LazyRegex::trusted(r"(?i)\btransformers(?: version)?(?:==|[:= ]\s*|\s+v)v?(\d+\.\d+(?:\.\d+)?(?:\.?(?:dev|rc|post)\d+)?)\b")),
+            ("torch", LazyRegex::trusted(r"(?i)\b(?:py)?torch(?: version)?(?:==|[:= ]\s*)v?(\d+\.\d+\.\d+(?:\+\w+)?(?:\.?(?:dev|rc|post)\d+)?)")),
+            ("vllm", LazyRegex::trusted(r"(?i)\bvllm(?: API server)?(?: version)?(?:==|[:= ]\s*|\s*v)?v?(\d+\.\d+\.\d+(?:\.?(?:post|rc|dev)\d+)?(?:\+\w+)?)")),
+            ("sglang", LazyRegex::trusted(r"(?i)\bsglang(?: version)?(?:==|[:= ]\s*|\s+v)v?(\d+\.\d+\.\d+(?:\.?(?:post|rc|dev)\d+)?)")),
+            ("nccl", LazyRegex::trusted(r"(?i)\bNCCL(?: version)?(?:==|[:= ]\s*)v?(\d+\.\d+\.\d+)")),
+            ("triton", LazyRegex::trusted(r"(?i)\btriton(?: version)?(?:==|[:= ]\s*)v?(\d+\.\d+\.\d+)")),
+            ("flashinfer", LazyRegex::trusted(r"(?i)\bflashinfer(?:[_-]python)?(?: version)?(?:==|[:= ]\s*)v?(\d+\.\d+\.\d+(?:\.?post\d+)?)")),
+            ("driver", LazyRegex::trusted(r"(?i)\bdriver(?: version)?[:= ]\s*(\d{3}\.\d+(?:\.\d+)?)")),
+            ("cuda", LazyRegex::trusted(r"(?i)\bcuda(?: version| runtime)?[:= (]\s*(\d{2}\.\d)\b")),
+            ("tensorrt_llm", LazyRegex::trusted(r"(?i)\btensorrt[_-]llm(?: version)?(?:==|[:= ]\s*)v?(\d+\.\d+\.\d+\w*)")),
+            ("ollama", LazyRegex::trusted(r"(?i)\bollama(?: version)?(?: is)?(?:==|[:= ]\s*)v?(\d+\.\d+\.\d+)")),
+            ("python", LazyRegex::trusted(r"\bpython(3\.\d+)\b")),
         ],
-        cuda_pair: Regex::new(r"\bruntime (\d{4,5}), driver (\d{4,5})").unwrap(),
-        torch_cu: Regex::new(r"\+cu(\d{2,3})\b").unwrap(),
-        cc: Regex::new(r"(?i)compute capability:?\s*\(?(\d{1,2})\.(\d)").unwrap(),
-        arch: Regex::new(r"\b(sm_?\d{2,3}[af]?|gfx\d{3,4}[a-z]?)\b").unwrap(),
-        generation: Regex::new(r"\b(Blackwell|Hopper|Ada Lovelace|Ampere|Turing|Volta)\b").unwrap(),
-        gpu_memory: Regex::new(r"(?i)total capacity of ([\d.]+) GiB|\b\d+MiB\s*/\s*(\d{4,6})MiB\b|\btotal[_ ]memory\s*[=:]\s*([\d.]+)\s*GiB").unwrap(),
-        model_type: Regex::new(r#"(?:\bmodel type |model_type['"]?\s*[=:]\s*['"]?|model type `)([a-z][a-z0-9_]+)"#).unwrap(),
-        architecture: Regex::new(r"\b([A-Z][A-Za-z0-9]+For(?:CausalLM|ConditionalGeneration|SequenceClassification|MaskedLM))\b").unwrap(),
-        limit: Regex::new(r"(?i)\b(?:max_position_embeddings|n_positions|max_positions|max_position|n_ctx_train|max_seq_len(?:gth)?|seq_length|model_max_length)\s*[=:]\s*(\d+)").unwrap(),
-        pos: Regex::new(r"(?i)\b(?:pos|position|positions|max_pos)\s*[=:]\s*(\d+)").unwrap(),
-        prompt_len: Regex::new(r"(?i)\b(?:prompt_len|prompt_length|input_len|#new-token|prompt tokens)\s*[=:]\s*(\d+)").unwrap(),
-        new_tokens: Regex::new(r#"(?i)\b(?:max_new_tokens|max_tokens)"?\s*[=:]\s*(\d+)"#).unwrap(),
-        configured: Regex::new(r"(?i)\b(?:max_model_len|context_length|context_len|max_seq_len|max-model-len|context-length)\b\)?\s*[=:(]?\s*\(?(\d{3,7})\b").unwrap(),
-        exceeded: Regex::new(r"(?i)exceeded the model's predefined maximum length \((\d+)\)|longer than the specified maximum sequence length for this model \((\d+) > (\d+)\)|position(?:s)? (?:id )?(\d+) (?:is )?(?:out of range|exceeds)|(?:input|prompt|sequence)s? (?:length )?(?:could |would |will |may |can )?(?:exceeds?|be longer than|is longer than) (\d+) (?:tokens|positions)").unwrap(),
-        final_pos: Regex::new(r"(?i)final position (\d+)").unwrap(),
-        vocab_size: Regex::new(r#"(?i)\b(?:vocab_size|n_vocab|vocab size)\b['"]?\s*[=:]\s*(\d+)|exceeds bounds (\d+)|with size (\d+)"#).unwrap(),
-        request_ids: Regex::new(r#"(?i)\b(?:stop_token_ids|logit_bias|allowed_token_ids|prompt_token_ids|bad_words_ids|input_ids|eos_token_id)\b['"]?\s*[:=]\s*[\[{]([^\]}]{0,2000})"#).unwrap(),
+        cuda_pair: LazyRegex::trusted(r"\bruntime (\d{4,5}), driver (\d{4,5})"),
+        torch_cu: LazyRegex::trusted(r"\+cu(\d{2,3})\b"),
+        cc: LazyRegex::trusted(r"(?i)compute capability:?\s*\(?(\d{1,2})\.(\d)"),
+        arch: LazyRegex::trusted(r"\b(sm_?\d{2,3}[af]?|gfx\d{3,4}[a-z]?)\b"),
+        generation: LazyRegex::trusted(r"\b(Blackwell|Hopper|Ada Lovelace|Ampere|Turing|Volta)\b"),
+        gpu_memory: LazyRegex::trusted(r"(?i)total capacity of ([\d.]+) GiB|\b\d+MiB\s*/\s*(\d{4,6})MiB\b|\btotal[_ ]memory\s*[=:]\s*([\d.]+)\s*GiB"),
+        model_type: LazyRegex::trusted(r#"(?:\bmodel type |model_type['"]?\s*[=:]\s*['"]?|model type `)([a-z][a-z0-9_]+)"#),
+        architecture: LazyRegex::trusted(r"\b([A-Z][A-Za-z0-9]+For(?:CausalLM|ConditionalGeneration|SequenceClassification|MaskedLM))\b"),
+        limit: LazyRegex::trusted(r"(?i)\b(?:max_position_embeddings|n_positions|max_positions|max_position|n_ctx_train|max_seq_len(?:gth)?|seq_length|model_max_length)\s*[=:]\s*(\d+)"),
+        pos: LazyRegex::trusted(r"(?i)\b(?:pos|position|positions|max_pos)\s*[=:]\s*(\d+)"),
+        prompt_len: LazyRegex::trusted(r"(?i)\b(?:prompt_len|prompt_length|input_len|#new-token|prompt tokens)\s*[=:]\s*(\d+)"),
+        new_tokens: LazyRegex::trusted(r#"(?i)\b(?:max_new_tokens|max_tokens)"?\s*[=:]\s*(\d+)"#),
+        configured: LazyRegex::trusted(r"(?i)\b(?:max_model_len|context_length|context_len|max_seq_len|max-model-len|context-length)\b\)?\s*[=:(]?\s*\(?(\d{3,7})\b"),
+        exceeded: LazyRegex::trusted(r"(?i)exceeded the model's predefined maximum length \((\d+)\)|longer than the specified maximum sequence length for this model \((\d+) > (\d+)\)|position(?:s)? (?:id )?(\d+) (?:is )?(?:out of range|exceeds)|(?:input|prompt|sequence)s? (?:length )?(?:could |would |will |may |can )?(?:exceeds?|be longer than|is longer than) (\d+) (?:tokens|positions)"),
+        final_pos: LazyRegex::trusted(r"(?i)final position (\d+)"),
+        vocab_size: LazyRegex::trusted(r#"(?i)\b(?:vocab_size|n_vocab|vocab size)\b['"]?\s*[=:]\s*(\d+)|exceeds bounds (\d+)|with size (\d+)"#),
+        request_ids: LazyRegex::trusted(r#"(?i)\b(?:stop_token_ids|logit_bias|allowed_token_ids|prompt_token_ids|bad_words_ids|input_ids|eos_token_id)\b['"]?\s*[:=]\s*[\[{]([^\]}]{0,2000})"#),
     })
 }
 
@@ -404,7 +404,11 @@ pub fn extract(records: &[Record], gpu_names: &[&str]) -> Extracted {
             push_unique(&mut x.arch_mentions, c[1].to_string(), src, line);
         }
         if let Some(c) = pat.generation.captures(msg) {
-            let g = if &c[1] == "Ada Lovelace" { "Ada" } else { &c[1] };
+            let g = if &c[1] == "Ada Lovelace" {
+                "Ada"
+            } else {
+                &c[1]
+            };
             push_unique(&mut x.generations, g.to_string(), src, line);
         }
         if let Some(c) = pat.gpu_memory.captures(msg) {

@@ -8,7 +8,7 @@
 //! looks like, which class it names and which phase it implies are in the files, each
 //! entry with lines it must match (`fires`) and near misses it must not (`quiet`).
 
-use crate::lazy::{LazyRegex, LazySet};
+use crate::lazy::{FilteredSet, LazyRegex, LazySet};
 pub use crate::literals::{branch_literals, join_patterns, prefix_literals};
 use regex::Regex;
 use rosetta_schema::{FailureClass, Phase};
@@ -190,11 +190,11 @@ struct FramePhase {
 pub struct Vocabulary {
     /// Signals, in load order.
     pub signals: Vec<Signal>,
-    signal_set: LazySet,
+    signal_set: FilteredSet,
     signal_patterns: Vec<Vec<String>>,
     /// Milestone shapes, in precedence order.
     pub milestones: Vec<MilestoneShape>,
-    milestone_set: LazySet,
+    milestone_set: FilteredSet,
     frames: Vec<FramePhase>,
     serving: HashSet<String>,
     prose: Vec<(LazyRegex, Phase)>,
@@ -490,6 +490,26 @@ fn compile(
     })
 }
 
+/// Patterns behind a literal prefilter, each compiled on first use. `check`: the
+/// patterns come from files (each was compiled when checked; their literals are
+/// extracted now); else they are the built-in ones, whose literals `build.rs`
+/// extracted (`embedded`, in the same order).
+fn filtered(joined: Vec<String>, check: bool, embedded: &[Option<&[&str]>]) -> FilteredSet {
+    let required: Vec<Option<Vec<String>>> = if check || embedded.len() != joined.len() {
+        joined
+            .iter()
+            .map(|p| crate::literals::required_literals(p))
+            .collect()
+    } else {
+        embedded
+            .iter()
+            .map(|r| r.map(|w| w.iter().map(|x| x.to_string()).collect()))
+            .collect()
+    };
+    let res = joined.iter().map(|p| LazyRegex::trusted(p)).collect();
+    FilteredSet::new(res, required)
+}
+
 /// A set of many patterns: built now when `check`, else on first use.
 fn big_set(pats: Vec<String>, check: bool) -> Result<LazySet, regex::Error> {
     if check {
@@ -641,14 +661,11 @@ impl Vocabulary {
                 index: i,
             });
         }
-        let signal_set = big_set(
+        let signal_set = filtered(
             signal_patterns.iter().map(|p| join_patterns(p)).collect(),
             check,
-        )
-        .map_err(|e| VocabError::Invalid {
-            path: PathBuf::from("kb/vocab/signals"),
-            message: format!("the signal set does not compile: {e}"),
-        })?;
+            embedded_literals::SIGNAL_REQUIRED,
+        );
         let mut out_ms = Vec::new();
         let mut ms_pats = Vec::new();
         for (i, (m, path)) in milestones.into_iter().enumerate() {
@@ -673,10 +690,7 @@ impl Vocabulary {
                 index: i,
             });
         }
-        let milestone_set = big_set(ms_pats, check).map_err(|e| VocabError::Invalid {
-            path: PathBuf::from("kb/vocab/milestones.toml"),
-            message: format!("the milestone set does not compile: {e}"),
-        })?;
+        let milestone_set = filtered(ms_pats, check, embedded_literals::MILESTONE_REQUIRED);
         let mut out_frames = Vec::new();
         for (i, (f, path)) in frames.into_iter().enumerate() {
             let phase = parse_phase(&path, &f.phase)?;
@@ -788,12 +802,12 @@ impl Vocabulary {
 
     /// Indices of the signals a message matches.
     pub fn signal_matches(&self, msg: &str) -> Vec<usize> {
-        self.signal_set.get().matches(msg).into_iter().collect()
+        self.signal_set.matches(msg)
     }
 
     /// Whether one signal matches a message (for tests and the lint).
     pub fn signal_matches_one(&self, index: usize, msg: &str) -> bool {
-        self.signal_set.get().matches(msg).matched(index)
+        self.signal_set.matches_one(index, msg)
     }
 
     /// The signal with this id.
@@ -803,20 +817,19 @@ impl Vocabulary {
 
     /// The first milestone shape a message matches.
     pub fn milestone(&self, msg: &str) -> Option<&MilestoneShape> {
-        let first = self.milestone_set.get().matches(msg).into_iter().next()?;
+        let first = *self.milestone_set.matches(msg).first()?;
         self.milestones.get(first)
     }
 
     /// Whether milestone `index` matches a message (for tests and the lint).
     pub fn milestone_matches_one(&self, index: usize, msg: &str) -> bool {
-        self.milestone_set.get().matches(msg).matched(index)
+        self.milestone_set.matches_one(index, msg)
     }
 
     /// A named line shape.
     pub fn shape(&self, id: ShapeId) -> &Regex {
         // `from_files` checks that every id is present.
-        &self
-            .shapes
+        self.shapes
             .iter()
             .find(|(s, _)| *s == id)
             .expect("every shape is checked at load")
@@ -902,7 +915,10 @@ impl Vocabulary {
     /// Prefix literals (4+ bytes) of the milestone shapes, for the scanner's context words.
     pub fn milestone_literals(&self) -> Vec<String> {
         self.milestone_lits
-            .get_or_init(|| crate::literals::milestone_literals(self.milestone_set.patterns()))
+            .get_or_init(|| {
+                let pats: Vec<String> = self.milestone_set.patterns().map(String::from).collect();
+                crate::literals::milestone_literals(&pats)
+            })
             .clone()
     }
 
@@ -974,13 +990,42 @@ mod tests {
     }
 
     #[test]
+    fn the_prefiltered_sets_match_what_a_regex_set_matches() {
+        let v = Vocabulary::embedded();
+        let signals =
+            regex::RegexSet::new(v.signal_patterns.iter().map(|p| join_patterns(p))).unwrap();
+        let milestones: Vec<String> = v.milestone_set.patterns().map(String::from).collect();
+        let milestones = regex::RegexSet::new(&milestones).unwrap();
+        let log = include_str!("../../../examples/glm5-sm120.log");
+        let examples = v
+            .entries
+            .iter()
+            .flat_map(|e| e.fires.iter().chain(&e.quiet))
+            .map(String::as_str)
+            .chain(log.lines());
+        let mut hits = 0;
+        for line in examples {
+            let want: Vec<usize> = signals.matches(line).into_iter().collect();
+            assert_eq!(v.signal_matches(line), want, "{line}");
+            hits += want.len();
+            let first = milestones.matches(line).into_iter().next();
+            assert_eq!(
+                v.milestone(line).map(|m| m.id),
+                first.map(|i| v.milestones[i].id),
+                "{line}"
+            );
+        }
+        assert!(hits > 50, "{hits}");
+    }
+
+    #[test]
     fn the_embedded_vocabulary_compiles_on_first_use() {
         let v = Vocabulary::build(Vocabulary::embedded_files(), false).unwrap();
-        assert!(!v.signal_set.is_compiled() && !v.shapes[0].1.is_compiled());
+        assert!(!v.shapes[0].1.is_compiled());
         assert!(v.shape(ShapeId::ErrorLine).is_match("ERROR: boom"));
         let i = v.signal("cuda-assert").unwrap();
         assert!(v.signal_matches("nothing to see").is_empty());
-        assert!(v.signal_set.is_compiled());
+        assert!(v.signal_matches_one(i, "device-side assert triggered"));
         assert!(v.signal_patterns(i).iter().all(|p| !p.is_empty()));
     }
 
