@@ -1,5 +1,27 @@
 //! Embeds every rule file under `kb/rules/` into the binary, so that the
-//! built-in knowledge base needs no files at run time.
+//! built-in knowledge base needs no files at run time, with the literals the
+//! scanner keeps lines for (extracted here once per build, with the library's
+//! own `rosetta-log/src/literals.rs`, instead of at every start).
+
+#[path = "../rosetta-log/src/literals.rs"]
+#[allow(dead_code)]
+mod literals;
+
+/// `Rule::literals` of one rule file: the required literals of its `lines` and
+/// `any_lines` patterns, `None` when one has none (or the file does not parse:
+/// then the rule's own loading reports it).
+fn rule_literals(text: &str) -> Option<Vec<String>> {
+    let doc: toml::Table = text.parse().ok()?;
+    let when = doc.get("when").and_then(|w| w.as_table());
+    let mut out = Vec::new();
+    for key in ["lines", "any_lines"] {
+        let list = when.and_then(|w| w.get(key)).and_then(|v| v.as_array());
+        for p in list.into_iter().flatten() {
+            out.extend(literals::required_literals(p.as_str()?)?);
+        }
+    }
+    Some(out)
+}
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -26,7 +48,7 @@ fn main() {
     println!("cargo:rerun-if-changed={}", rules.display());
     let mut files = Vec::new();
     walk(&rules, &mut files);
-    let mut code = String::from("/// Built-in rule files: (path relative to kb/rules, text).\npub const EMBEDDED: &[(&str, &str)] = &[\n");
+    let mut code = String::from("/// Built-in rule files: (path relative to kb/rules, text, scanner literals).\npub const EMBEDDED: &[(&str, &str, Option<&[&str]>)] = &[\n");
     for f in files {
         let rel = f
             .strip_prefix(&rules)
@@ -34,9 +56,14 @@ fn main() {
             .to_string_lossy()
             .replace('\\', "/");
         let abs = f.canonicalize().unwrap_or(f.clone());
+        let text = std::fs::read_to_string(&f).unwrap_or_default();
+        let lits = match rule_literals(&text) {
+            Some(l) => format!("Some(&{l:?})"),
+            None => "None".to_string(),
+        };
         let _ = writeln!(
             code,
-            "    ({rel:?}, include_str!({:?})),",
+            "    ({rel:?}, include_str!({:?}), {lits}),",
             abs.to_string_lossy()
         );
     }

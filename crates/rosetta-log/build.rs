@@ -1,5 +1,11 @@
 //! Embeds the log vocabulary (`kb/vocab/**/*.toml`: signals, milestones, phase words,
-//! line shapes, scanner words) into the binary, so that it needs no files at run time.
+//! line shapes, scanner words) into the binary, so that it needs no files at run time,
+//! and extracts the scanner's literal words from its patterns here, once per build
+//! (`src/literals.rs`, shared with the library), instead of at every start.
+
+#[path = "src/literals.rs"]
+#[allow(dead_code)]
+mod literals;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -29,6 +35,12 @@ fn main() {
     for f in &files {
         println!("cargo:rerun-if-changed={}", f.display());
     }
+    std::fs::write(
+        PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"))
+            .join("vocab_literals.rs"),
+        literal_code(&files),
+    )
+    .expect("OUT_DIR is writable");
     let mut code = String::from(
         "/// Built-in vocabulary files: (path relative to kb/vocab, text).\npub const EMBEDDED: &[(&str, &str)] = &[\n",
     );
@@ -49,4 +61,98 @@ fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"))
         .join("embedded_vocab.rs");
     std::fs::write(out, code).expect("OUT_DIR is writable");
+}
+
+/// The entries of one kind, in load order, a later entry with the same id replacing an
+/// earlier one (as `Vocabulary::from_files` does): their patterns.
+fn entries(docs: &[toml::Table], kind: &str) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for doc in docs {
+        let Some(list) = doc.get(kind).and_then(|v| v.as_array()) else {
+            continue;
+        };
+        for e in list {
+            let id = e.get("id").map(|v| match v.as_str() {
+                Some(s) => s.to_string(),
+                None => v.to_string(),
+            });
+            let pats: Vec<String> = e
+                .get("patterns")
+                .and_then(|v| v.as_array())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|p| p.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let id = id.unwrap_or_default();
+            match out.iter().position(|(x, _)| *x == id) {
+                Some(i) => out[i] = (id, pats),
+                None => out.push((id, pats)),
+            }
+        }
+    }
+    out
+}
+
+/// `SIGNAL_LITERALS` and `MILESTONE_LITERALS` of the built-in vocabulary.
+fn literal_code(files: &[PathBuf]) -> String {
+    let docs: Vec<toml::Table> = files
+        .iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(f)
+                .unwrap_or_else(|e| panic!("cannot read {}: {e}", f.display()));
+            text.parse::<toml::Table>()
+                .unwrap_or_else(|e| panic!("{}: {e}", f.display()))
+        })
+        .collect();
+    let signals: Vec<Vec<String>> = entries(&docs, "signal").into_iter().map(|e| e.1).collect();
+    let mut extra: Vec<String> = entries(&docs, "banner")
+        .iter()
+        .map(|e| literals::join_patterns(&e.1))
+        .collect();
+    if let Some((_, p)) = entries(&docs, "shape")
+        .into_iter()
+        .find(|(id, _)| id == "wrong-output")
+    {
+        extra.push(literals::join_patterns(&p));
+    }
+    let milestones: Vec<String> = entries(&docs, "milestone")
+        .iter()
+        .map(|e| literals::join_patterns(&e.1))
+        .collect();
+    let list = |name: &str, words: Vec<String>| {
+        let mut s = format!("/// Extracted at build time.\npub const {name}: &[&str] = &[\n");
+        for w in words {
+            let _ = writeln!(s, "    {w:?},");
+        }
+        s.push_str("];\n");
+        s
+    };
+    let required = |name: &str, pats: Vec<String>| {
+        let mut s = format!(
+            "/// Extracted at build time: required literals per entry.\npub const {name}: &[Option<&[&str]>] = &[\n"
+        );
+        for p in pats {
+            match literals::required_literals(&p) {
+                Some(w) => {
+                    let _ = writeln!(s, "    Some(&{w:?}),");
+                }
+                None => s.push_str("    None,\n"),
+            }
+        }
+        s.push_str("];\n");
+        s
+    };
+    let joined_signals: Vec<String> = signals.iter().map(|p| literals::join_patterns(p)).collect();
+    required("SIGNAL_REQUIRED", joined_signals)
+        + &required("MILESTONE_REQUIRED", milestones.clone())
+        + &list(
+            "SIGNAL_LITERALS",
+            literals::signal_literals(&signals, &extra),
+        )
+        + &list(
+            "MILESTONE_LITERALS",
+            literals::milestone_literals(&milestones),
+        )
 }

@@ -26,9 +26,9 @@ impl KnowledgeBase {
     /// The built-in rules.
     pub fn embedded() -> Result<KnowledgeBase, KbError> {
         let mut kb = KnowledgeBase::default();
-        for (rel, text) in embedded::EMBEDDED {
+        for (rel, text, literals) in embedded::EMBEDDED {
             let path = PathBuf::from("kb/rules").join(rel);
-            kb.add(Rule::parse(&path, text)?);
+            kb.add(Rule::parse_embedded(&path, text, *literals)?);
         }
         Ok(kb)
     }
@@ -113,4 +113,26 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), KbError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_in_rules_load_lazily_with_the_literals_of_a_checked_load() {
+        let kb = KnowledgeBase::embedded().unwrap();
+        assert_eq!(kb.rules.len(), KnowledgeBase::embedded_count());
+        assert!(kb
+            .rules
+            .iter()
+            .all(|r| r.lines.iter().all(|l| !l.is_compiled())));
+        for (rel, text, _) in embedded::EMBEDDED {
+            let path = PathBuf::from("kb/rules").join(rel);
+            let checked = Rule::parse(&path, text).unwrap();
+            let lazy = kb.rules.iter().find(|r| r.id() == checked.id()).unwrap();
+            assert_eq!(lazy.literals(), checked.literals(), "{}", checked.id());
+        }
+        assert!(!kb.literals().is_empty());
+    }
 }

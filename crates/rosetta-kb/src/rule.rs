@@ -5,7 +5,7 @@
 
 use crate::error::KbError;
 use pep440_rs::VersionSpecifiers;
-use regex::Regex;
+use rosetta_log::lazy::LazyRegex;
 use rosetta_schema::{Cause, FailureClass, Phase};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -267,7 +267,7 @@ pub struct RuleFile {
     pub preflight: Option<Preflight>,
 }
 
-/// A rule, checked and compiled.
+/// A rule, checked, its patterns compiled on first use (see `rosetta_log::lazy`).
 #[derive(Debug, Clone)]
 pub struct Rule {
     /// The file it came from.
@@ -275,27 +275,32 @@ pub struct Rule {
     /// The rule as written.
     pub def: RuleFile,
     /// Compiled `message`.
-    pub message: Option<Regex>,
+    pub message: Option<LazyRegex>,
     /// Compiled `frames`.
-    pub frames: Option<Regex>,
+    pub frames: Option<LazyRegex>,
     /// Compiled `args`.
-    pub args: Vec<(String, Regex)>,
+    pub args: Vec<(String, LazyRegex)>,
     /// Compiled `any_args`.
-    pub any_args: Vec<(String, Regex)>,
+    pub any_args: Vec<(String, LazyRegex)>,
     /// Compiled `versions`.
     pub versions: Vec<(String, VersionSpecifiers)>,
     /// Compiled `model_type_since`.
     pub model_type_since: Option<VersionSpecifiers>,
     /// Compiled `lines`.
-    pub lines: Vec<Regex>,
+    pub lines: Vec<LazyRegex>,
     /// Compiled `any_lines`.
-    pub any_lines: Vec<Regex>,
+    pub any_lines: Vec<LazyRegex>,
     /// Compiled `not_lines`.
-    pub not_lines: Vec<Regex>,
+    pub not_lines: Vec<LazyRegex>,
+    /// `literals()`, once worked out (at build time for the built-in rules).
+    literals: std::sync::OnceLock<Option<Vec<String>>>,
 }
 
-fn compile(path: &Path, field: &str, pattern: &str) -> Result<Regex, KbError> {
-    Regex::new(pattern).map_err(|e| KbError::Field {
+fn compile(path: &Path, field: &str, pattern: &str, check: bool) -> Result<LazyRegex, KbError> {
+    if !check {
+        return Ok(LazyRegex::trusted(pattern));
+    }
+    LazyRegex::checked(pattern).map_err(|e| KbError::Field {
         path: path.to_path_buf(),
         field: field.to_string(),
         message: format!(
@@ -314,8 +319,27 @@ fn specifiers(path: &Path, field: &str, spec: &str) -> Result<VersionSpecifiers,
 }
 
 impl Rule {
-    /// Parses and checks one rule file's text.
+    /// Parses and checks one rule file's text, compiling its patterns now.
     pub fn parse(path: &Path, text: &str) -> Result<Rule, KbError> {
+        Self::parse_with(path, text, true)
+    }
+
+    /// Parses a built-in rule: its patterns compile on first use (the lint
+    /// compiles every one at test time), and its scanner literals were
+    /// extracted at build time.
+    pub(crate) fn parse_embedded(
+        path: &Path,
+        text: &str,
+        literals: Option<&[&str]>,
+    ) -> Result<Rule, KbError> {
+        let rule = Self::parse_with(path, text, false)?;
+        let _ = rule
+            .literals
+            .set(literals.map(|l| l.iter().map(|w| w.to_string()).collect()));
+        Ok(rule)
+    }
+
+    fn parse_with(path: &Path, text: &str, check: bool) -> Result<Rule, KbError> {
         let def: RuleFile = toml::from_str(text).map_err(|e| {
             let at = e.span().map(|s| {
                 let before = &text[..s.start.min(text.len())];
@@ -414,22 +438,32 @@ impl Rule {
         let message = w
             .message
             .as_deref()
-            .map(|p| compile(path, "when.message", p))
+            .map(|p| compile(path, "when.message", p, check))
             .transpose()?;
         let frames = w
             .frames
             .as_deref()
-            .map(|p| compile(path, "when.frames", p))
+            .map(|p| compile(path, "when.frames", p, check))
             .transpose()?;
         let args = w
             .args
             .iter()
-            .map(|(k, p)| Ok((k.clone(), compile(path, &format!("when.args.{k}"), p)?)))
+            .map(|(k, p)| {
+                Ok((
+                    k.clone(),
+                    compile(path, &format!("when.args.{k}"), p, check)?,
+                ))
+            })
             .collect::<Result<_, KbError>>()?;
         let any_args = w
             .any_args
             .iter()
-            .map(|(k, p)| Ok((k.clone(), compile(path, &format!("when.any_args.{k}"), p)?)))
+            .map(|(k, p)| {
+                Ok((
+                    k.clone(),
+                    compile(path, &format!("when.any_args.{k}"), p, check)?,
+                ))
+            })
             .collect::<Result<_, KbError>>()?;
         let versions = w
             .versions
@@ -449,17 +483,17 @@ impl Rule {
         let lines = w
             .lines
             .iter()
-            .map(|p| compile(path, "when.lines", p))
+            .map(|p| compile(path, "when.lines", p, check))
             .collect::<Result<_, _>>()?;
         let any_lines = w
             .any_lines
             .iter()
-            .map(|p| compile(path, "when.any_lines", p))
+            .map(|p| compile(path, "when.any_lines", p, check))
             .collect::<Result<_, _>>()?;
         let not_lines = w
             .not_lines
             .iter()
-            .map(|p| compile(path, "when.not_lines", p))
+            .map(|p| compile(path, "when.not_lines", p, check))
             .collect::<Result<_, _>>()?;
         Ok(Rule {
             path: path.to_path_buf(),
@@ -473,6 +507,7 @@ impl Rule {
             lines,
             any_lines,
             not_lines,
+            literals: std::sync::OnceLock::new(),
         })
     }
 
@@ -484,35 +519,19 @@ impl Rule {
     /// Literals that a line matching one of this rule's line patterns must hold,
     /// so the scanner keeps such lines. `None` when a pattern is too general to prefilter.
     pub fn literals(&self) -> Option<Vec<String>> {
-        let mut out = Vec::new();
-        for p in self.def.when.lines.iter().chain(&self.def.when.any_lines) {
-            out.extend(required_literals(p)?);
-        }
-        Some(out)
+        self.literals
+            .get_or_init(|| {
+                let mut out = Vec::new();
+                for p in self.def.when.lines.iter().chain(&self.def.when.any_lines) {
+                    out.extend(required_literals(p)?);
+                }
+                Some(out)
+            })
+            .clone()
     }
 }
 
-/// Literals such that every match of `pattern` contains one of them.
-pub fn required_literals(pattern: &str) -> Option<Vec<String>> {
-    use regex_syntax::hir::literal::{ExtractKind, Extractor};
-    let hir = regex_syntax::parse(pattern).ok()?;
-    for kind in [ExtractKind::Prefix, ExtractKind::Suffix] {
-        let mut ex = Extractor::new();
-        ex.kind(kind).limit_total(256);
-        let mut seq = ex.extract(&hir);
-        seq.optimize_for_prefix_by_preference();
-        if let Some(lits) = seq.literals() {
-            let words: Vec<String> = lits
-                .iter()
-                .map(|l| String::from_utf8_lossy(l.as_bytes()).into_owned())
-                .collect();
-            if !words.is_empty() && words.iter().all(|w| w.len() >= 3) && words.len() <= 128 {
-                return Some(words);
-            }
-        }
-    }
-    None
-}
+pub use rosetta_log::literals::required_literals;
 
 #[cfg(test)]
 mod tests {

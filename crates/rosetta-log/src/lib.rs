@@ -7,6 +7,8 @@
 pub mod error;
 pub mod extract;
 pub mod facts;
+pub mod lazy;
+pub mod literals;
 pub mod prefix;
 pub mod scan;
 pub mod source;
@@ -30,7 +32,17 @@ pub fn read_logs(
     extra_literals: &[String],
     gpu_names: &[&str],
 ) -> Result<LogFacts, LogError> {
-    let scanner = Scanner::new(voc, extra_literals);
+    read_logs_with(&Scanner::new(voc, extra_literals), paths, voc, gpu_names)
+}
+
+/// `read_logs` with a scanner built beforehand (from `voc`), for callers that read
+/// many logs; each call should get its own budget (`Scanner::fresh`).
+pub fn read_logs_with(
+    scanner: &Scanner,
+    paths: &[PathBuf],
+    voc: &Vocabulary,
+    gpu_names: &[&str],
+) -> Result<LogFacts, LogError> {
     let stdin = [PathBuf::from("-")];
     let paths: &[PathBuf] = if paths.is_empty() { &stdin } else { paths };
     let mut scans = Vec::with_capacity(paths.len());

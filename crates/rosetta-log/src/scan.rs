@@ -14,8 +14,10 @@ use crate::prefix::{self, Prefix};
 use crate::vocab::Vocabulary;
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use std::collections::HashMap;
+use std::collections::HashSet;
 use std::io::Read;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// Lines longer than this are cut (the rest still counts as part of the line).
 pub const MAX_LINE: usize = 64 * 1024;
@@ -30,6 +32,10 @@ const KEEP_LAST_PER_TEMPLATE: usize = 48;
 const RETAIN_BUDGET: usize = 96 << 20;
 /// Distinct templates tracked before new ones are only counted as "other".
 const MAX_TEMPLATES: usize = 200_000;
+/// Bytes a scanner reads with its quick-to-build automaton before it builds the
+/// faster one: building the DFA costs about as long as the NFA takes over this
+/// much more text, and most logs are far smaller (the DFA was half of start-up).
+const DFA_AFTER: u64 = 32 << 20;
 /// Longest run of continuation lines kept after one retained line.
 const MAX_CONTINUATION: usize = 400;
 
@@ -150,10 +156,25 @@ pub struct ScanOutput {
 
 /// The compiled scanner; cheap to share across threads.
 pub struct Scanner {
+    /// The literal automaton as a contiguous NFA: quick to build.
     ac: AhoCorasick,
+    /// The same patterns as a DFA (same matches, faster on big inputs), built
+    /// once `DFA_AFTER` bytes have been scanned; shared by `fresh` copies.
+    dfa: Arc<OnceLock<AhoCorasick>>,
+    pats: Arc<Vec<String>>,
+    scanned: AtomicU64,
     errors: AhoCorasick,
     kinds: Vec<HitKind>,
     retained: AtomicUsize,
+}
+
+/// The scanner's literal automaton, leftmost-first, of the given kind.
+fn automaton(pats: &[String], kind: aho_corasick::AhoCorasickKind) -> AhoCorasick {
+    AhoCorasickBuilder::new()
+        .match_kind(MatchKind::LeftmostFirst)
+        .kind(Some(kind))
+        .build(pats)
+        .unwrap_or_else(|_| AhoCorasick::new(["Decode batch"]).expect("static pattern builds"))
 }
 
 impl Scanner {
@@ -161,9 +182,11 @@ impl Scanner {
     /// patterns) make more lines worth keeping.
     pub fn new(voc: &Vocabulary, extra: &[String]) -> Scanner {
         let mut pats: Vec<String> = Vec::new();
+        let mut seen: HashSet<String> = HashSet::new();
         let mut kinds = Vec::new();
         for (i, s) in voc.scanner_serving.iter().enumerate() {
             pats.push(s.to_string());
+            seen.insert(s.to_string());
             kinds.push(HitKind::Serving(i));
         }
         // Every literal a signal needs is an error word too, so no signal can miss its line.
@@ -174,7 +197,7 @@ impl Scanner {
             .cloned()
             .chain(signal_words.iter().cloned())
         {
-            if !pats.contains(&s) {
+            if seen.insert(s.clone()) {
                 pats.push(s);
                 kinds.push(HitKind::Error);
             }
@@ -186,16 +209,12 @@ impl Scanner {
             .chain(voc.milestone_literals())
             .chain(extra.iter().cloned())
         {
-            if !s.is_empty() && !pats.contains(&s) {
+            if !s.is_empty() && seen.insert(s.clone()) {
                 pats.push(s);
                 kinds.push(HitKind::Context);
             }
         }
-        let ac = AhoCorasickBuilder::new()
-            .match_kind(MatchKind::LeftmostFirst)
-            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
-            .build(&pats)
-            .unwrap_or_else(|_| AhoCorasick::new(["Decode batch"]).expect("static pattern builds"));
+        let ac = automaton(&pats, aho_corasick::AhoCorasickKind::ContiguousNFA);
         let error_words: Vec<&str> = voc
             .scanner_errors
             .iter()
@@ -206,8 +225,37 @@ impl Scanner {
             .unwrap_or_else(|_| AhoCorasick::new(["rror"]).expect("static pattern builds"));
         Scanner {
             ac,
+            dfa: Arc::new(OnceLock::new()),
+            pats: Arc::new(pats),
+            scanned: AtomicU64::new(0),
             errors,
             kinds,
+            retained: AtomicUsize::new(0),
+        }
+    }
+
+    /// The automaton for the next `len` bytes: the NFA until the scanner has
+    /// read `DFA_AFTER` bytes, then the DFA (both find the same matches).
+    fn automaton(&self, len: usize) -> &AhoCorasick {
+        let before = self.scanned.fetch_add(len as u64, Ordering::Relaxed);
+        if before + len as u64 <= DFA_AFTER {
+            return &self.ac;
+        }
+        self.dfa
+            .get_or_init(|| automaton(&self.pats, aho_corasick::AhoCorasickKind::DFA))
+    }
+
+    /// The same scanner with its own retained-text budget, for a run of its own
+    /// (`diagnose --each` diagnoses each input as if it were alone); the
+    /// automatons are shared, not rebuilt.
+    pub fn fresh(&self) -> Scanner {
+        Scanner {
+            ac: self.ac.clone(),
+            dfa: Arc::clone(&self.dfa),
+            pats: Arc::clone(&self.pats),
+            scanned: AtomicU64::new(0),
+            errors: self.errors.clone(),
+            kinds: self.kinds.clone(),
             retained: AtomicUsize::new(0),
         }
     }
@@ -370,11 +418,9 @@ impl Scanner {
         let mut pos = 0usize; // search position
         let mut counted_to = 0usize; // newlines counted in data[..counted_to]
         let mut line_no = 0u64; // 0-based line number of the line starting at counted_to
+        let ac = self.automaton(data.len());
         while pos < data.len() {
-            let Some(m) = self
-                .ac
-                .find(aho_corasick::Input::new(data).span(pos..data.len()))
-            else {
+            let Some(m) = ac.find(aho_corasick::Input::new(data).span(pos..data.len())) else {
                 break;
             };
             let hit = m.start();
@@ -406,7 +452,7 @@ impl Scanner {
                     let line = &data[next..end];
                     let cont = is_continuation(line);
                     // A context line that holds a word of its own is left to the main loop.
-                    let context_line = extra_ctx && !line.is_empty() && !self.ac.is_match(line);
+                    let context_line = extra_ctx && !line.is_empty() && !ac.is_match(line);
                     if !(cont || context_line) {
                         break;
                     }
@@ -751,6 +797,25 @@ pub fn template_text(msg: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_nfa_and_the_dfa_keep_the_same_lines() {
+        let log = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/glm5-sm120.log"
+        ))
+        .unwrap();
+        let nfa = Scanner::new(Vocabulary::embedded(), &[]);
+        let dfa = nfa.fresh();
+        dfa.scanned.store(DFA_AFTER + 1, Ordering::Relaxed);
+        let a = nfa.scan_reader(0, &mut log.as_slice());
+        let b = dfa.scan_reader(0, &mut log.as_slice());
+        assert!(nfa.dfa.get().is_some(), "the copy built the DFA, shared");
+        assert!(a.records.len() > 20);
+        assert_eq!(a.records, b.records);
+        assert_eq!(a.serving, b.serving);
+        assert_eq!(a.lines, b.lines);
+    }
 
     fn scan(text: &str) -> ScanOutput {
         Scanner::new(crate::Vocabulary::embedded(), &[]).scan_reader(0, &mut text.as_bytes())

@@ -8,7 +8,9 @@
 //! looks like, which class it names and which phase it implies are in the files, each
 //! entry with lines it must match (`fires`) and near misses it must not (`quiet`).
 
-use regex::{Regex, RegexSet};
+use crate::lazy::{FilteredSet, LazyRegex, LazySet};
+pub use crate::literals::{branch_literals, join_patterns, prefix_literals};
+use regex::Regex;
 use rosetta_schema::{FailureClass, Phase};
 use serde::Deserialize;
 use std::collections::HashSet;
@@ -18,6 +20,10 @@ use std::sync::OnceLock;
 
 mod embedded {
     include!(concat!(env!("OUT_DIR"), "/embedded_vocab.rs"));
+}
+
+mod embedded_literals {
+    include!(concat!(env!("OUT_DIR"), "/vocab_literals.rs"));
 }
 
 /// What a signal says about the incident it is part of.
@@ -184,18 +190,21 @@ struct FramePhase {
 pub struct Vocabulary {
     /// Signals, in load order.
     pub signals: Vec<Signal>,
-    signal_set: RegexSet,
+    signal_set: FilteredSet,
     signal_patterns: Vec<Vec<String>>,
     /// Milestone shapes, in precedence order.
     pub milestones: Vec<MilestoneShape>,
-    milestone_set: RegexSet,
+    milestone_set: FilteredSet,
     frames: Vec<FramePhase>,
     serving: HashSet<String>,
-    prose: Vec<(Regex, Phase)>,
-    shapes: Vec<(ShapeId, Regex)>,
-    banners: Vec<Regex>,
-    banner_set: Option<RegexSet>,
+    prose: Vec<(LazyRegex, Phase)>,
+    shapes: Vec<(ShapeId, LazyRegex)>,
+    banners: Vec<LazyRegex>,
+    banner_set: Option<LazySet>,
     banner_patterns: Vec<String>,
+    /// The scanner's literals, computed once (at build time for the built-in vocabulary).
+    signal_lits: OnceLock<Vec<String>>,
+    milestone_lits: OnceLock<Vec<String>>,
     /// Serving-loop literals (counted, not kept).
     pub scanner_serving: Vec<String>,
     /// Literal words that mark error lines.
@@ -424,18 +433,6 @@ struct ScannerDoc {
     context_words: Vec<String>,
 }
 
-/// Joins the branches of an entry into one pattern, each branch in its own group so that
-/// an inline flag stays inside its branch.
-pub fn join_patterns(pats: &[String]) -> String {
-    if pats.len() == 1 {
-        return pats[0].clone();
-    }
-    pats.iter()
-        .map(|p| format!("(?:{p})"))
-        .collect::<Vec<_>>()
-        .join("|")
-}
-
 fn leak(s: String) -> &'static str {
     Box::leak(s.into_boxed_str())
 }
@@ -473,14 +470,19 @@ fn compile(
     what: &'static str,
     id: &str,
     pats: &[String],
-) -> Result<Regex, VocabError> {
+    check: bool,
+) -> Result<LazyRegex, VocabError> {
     if pats.is_empty() {
         return Err(VocabError::Invalid {
             path: path.to_path_buf(),
             message: format!("{what} `{id}` has no patterns"),
         });
     }
-    Regex::new(&join_patterns(pats)).map_err(|e| VocabError::Pattern {
+    let joined = join_patterns(pats);
+    if !check {
+        return Ok(LazyRegex::trusted(&joined));
+    }
+    LazyRegex::checked(&joined).map_err(|e| VocabError::Pattern {
         path: path.to_path_buf(),
         what,
         id: id.to_string(),
@@ -488,18 +490,33 @@ fn compile(
     })
 }
 
-/// A set of many patterns, with room for its lazy DFA: at the default cache size
-/// the DFA for the whole table keeps running out of states and the search falls
-/// back to the (many times slower) PikeVM on every line.
-fn big_set<I, S>(pats: I) -> Result<RegexSet, regex::Error>
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<str>,
-{
-    regex::RegexSetBuilder::new(pats)
-        .size_limit(64 << 20)
-        .dfa_size_limit(64 << 20)
-        .build()
+/// Patterns behind a literal prefilter, each compiled on first use. `check`: the
+/// patterns come from files (each was compiled when checked; their literals are
+/// extracted now); else they are the built-in ones, whose literals `build.rs`
+/// extracted (`embedded`, in the same order).
+fn filtered(joined: Vec<String>, check: bool, embedded: &[Option<&[&str]>]) -> FilteredSet {
+    let required: Vec<Option<Vec<String>>> = if check || embedded.len() != joined.len() {
+        joined
+            .iter()
+            .map(|p| crate::literals::required_literals(p))
+            .collect()
+    } else {
+        embedded
+            .iter()
+            .map(|r| r.map(|w| w.iter().map(|x| x.to_string()).collect()))
+            .collect()
+    };
+    let res = joined.iter().map(|p| LazyRegex::trusted(p)).collect();
+    FilteredSet::new(res, required)
+}
+
+/// A set of many patterns: built now when `check`, else on first use.
+fn big_set(pats: Vec<String>, check: bool) -> Result<LazySet, regex::Error> {
+    if check {
+        LazySet::checked(pats)
+    } else {
+        Ok(LazySet::trusted(pats))
+    }
 }
 
 impl Vocabulary {
@@ -507,8 +524,16 @@ impl Vocabulary {
     pub fn embedded() -> &'static Vocabulary {
         static V: OnceLock<Vocabulary> = OnceLock::new();
         V.get_or_init(|| {
-            Vocabulary::from_files(Self::embedded_files())
-                .unwrap_or_else(|e| panic!("the built-in vocabulary is broken: {e}"))
+            // Checked by the lint at test time; its regexes compile on first use and
+            // its scanner literals were extracted at build time.
+            let v = Vocabulary::build(Self::embedded_files(), false)
+                .unwrap_or_else(|e| panic!("the built-in vocabulary is broken: {e}"));
+            let own = |l: &[&str]| l.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+            let _ = v.signal_lits.set(own(embedded_literals::SIGNAL_LITERALS));
+            let _ = v
+                .milestone_lits
+                .set(own(embedded_literals::MILESTONE_LITERALS));
+            v
         })
     }
 
@@ -548,8 +573,14 @@ impl Vocabulary {
         })
     }
 
-    /// Compiles vocabulary files. Later entries with the same id replace earlier ones.
+    /// Compiles vocabulary files, checking every pattern. Later entries with the same id
+    /// replace earlier ones.
     pub fn from_files(files: Vec<(PathBuf, String)>) -> Result<Vocabulary, VocabError> {
+        Self::build(files, true)
+    }
+
+    /// Reads vocabulary files; with `check`, compiles every pattern now, else on first use.
+    fn build(files: Vec<(PathBuf, String)>, check: bool) -> Result<Vocabulary, VocabError> {
         let mut signals: Vec<(SignalDoc, PathBuf)> = Vec::new();
         let mut milestones: Vec<(MilestoneDoc, PathBuf)> = Vec::new();
         let mut frames: Vec<(FrameDoc, PathBuf)> = Vec::new();
@@ -603,7 +634,11 @@ impl Vocabulary {
         let mut out_signals = Vec::new();
         let mut signal_patterns = Vec::new();
         for (i, (s, path)) in signals.into_iter().enumerate() {
-            compile(&path, "signal", &s.id, &s.patterns)?;
+            if check {
+                compile(&path, "signal", &s.id, &s.patterns, true)?;
+            } else if s.patterns.is_empty() {
+                compile(&path, "signal", &s.id, &s.patterns, false)?;
+            }
             let phase = match &s.phase {
                 Some(p) => Some(parse_phase(&path, p)?),
                 None => None,
@@ -626,17 +661,19 @@ impl Vocabulary {
                 index: i,
             });
         }
-        let signal_set =
-            big_set(signal_patterns.iter().map(|p| join_patterns(p))).map_err(|e| {
-                VocabError::Invalid {
-                    path: PathBuf::from("kb/vocab/signals"),
-                    message: format!("the signal set does not compile: {e}"),
-                }
-            })?;
+        let signal_set = filtered(
+            signal_patterns.iter().map(|p| join_patterns(p)).collect(),
+            check,
+            embedded_literals::SIGNAL_REQUIRED,
+        );
         let mut out_ms = Vec::new();
         let mut ms_pats = Vec::new();
         for (i, (m, path)) in milestones.into_iter().enumerate() {
-            compile(&path, "milestone", &m.id, &m.patterns)?;
+            if check {
+                compile(&path, "milestone", &m.id, &m.patterns, true)?;
+            } else if m.patterns.is_empty() {
+                compile(&path, "milestone", &m.id, &m.patterns, false)?;
+            }
             out_ms.push(MilestoneShape {
                 id: leak(m.id.clone()),
                 phase: parse_phase(&path, &m.phase)?,
@@ -653,10 +690,7 @@ impl Vocabulary {
                 index: i,
             });
         }
-        let milestone_set = big_set(&ms_pats).map_err(|e| VocabError::Invalid {
-            path: PathBuf::from("kb/vocab/milestones.toml"),
-            message: format!("the milestone set does not compile: {e}"),
-        })?;
+        let milestone_set = filtered(ms_pats, check, embedded_literals::MILESTONE_REQUIRED);
         let mut out_frames = Vec::new();
         for (i, (f, path)) in frames.into_iter().enumerate() {
             let phase = parse_phase(&path, &f.phase)?;
@@ -685,7 +719,7 @@ impl Vocabulary {
         for (i, (p, path)) in prose.into_iter().enumerate() {
             let phase = parse_phase(&path, &p.phase)?;
             let id = format!("{}#{i}", p.phase);
-            let re = compile(&path, "prose", &id, &p.patterns)?;
+            let re = compile(&path, "prose", &id, &p.patterns, check)?;
             out_prose.push((re, phase));
             entries.push(Entry {
                 kind: EntryKind::Prose,
@@ -699,7 +733,7 @@ impl Vocabulary {
         let mut out_shapes = Vec::new();
         for (i, (s, path)) in shapes.into_iter().enumerate() {
             let name = format!("{:?}", s.id);
-            let re = compile(&path, "shape", &name, &s.patterns)?;
+            let re = compile(&path, "shape", &name, &s.patterns, check)?;
             out_shapes.push((s.id, re));
             entries.push(Entry {
                 kind: EntryKind::Shape,
@@ -713,7 +747,7 @@ impl Vocabulary {
         let mut out_banners = Vec::new();
         let mut banner_patterns = Vec::new();
         for (i, (b, path)) in banners.into_iter().enumerate() {
-            let re = compile(&path, "banner", &b.id, &b.patterns)?;
+            let re = compile(&path, "banner", &b.id, &b.patterns, check)?;
             out_banners.push(re);
             banner_patterns.push(join_patterns(&b.patterns));
             let _ = &b.engine;
@@ -729,10 +763,12 @@ impl Vocabulary {
         let banner_set = if banner_patterns.is_empty() {
             None
         } else {
-            Some(big_set(&banner_patterns).map_err(|e| VocabError::Invalid {
-                path: PathBuf::from("kb/vocab"),
-                message: format!("the banner set does not compile: {e}"),
-            })?)
+            Some(
+                big_set(banner_patterns.clone(), check).map_err(|e| VocabError::Invalid {
+                    path: PathBuf::from("kb/vocab"),
+                    message: format!("the banner set does not compile: {e}"),
+                })?,
+            )
         };
         for id in ShapeId::ALL {
             if !out_shapes.iter().any(|(s, _)| *s == id) {
@@ -759,17 +795,19 @@ impl Vocabulary {
             scanner_errors: sc_errors,
             scanner_context: sc_context,
             entries,
+            signal_lits: OnceLock::new(),
+            milestone_lits: OnceLock::new(),
         })
     }
 
     /// Indices of the signals a message matches.
     pub fn signal_matches(&self, msg: &str) -> Vec<usize> {
-        self.signal_set.matches(msg).into_iter().collect()
+        self.signal_set.matches(msg)
     }
 
     /// Whether one signal matches a message (for tests and the lint).
     pub fn signal_matches_one(&self, index: usize, msg: &str) -> bool {
-        self.signal_set.matches(msg).matched(index)
+        self.signal_set.matches_one(index, msg)
     }
 
     /// The signal with this id.
@@ -779,29 +817,31 @@ impl Vocabulary {
 
     /// The first milestone shape a message matches.
     pub fn milestone(&self, msg: &str) -> Option<&MilestoneShape> {
-        let first = self.milestone_set.matches(msg).into_iter().next()?;
+        let first = *self.milestone_set.matches(msg).first()?;
         self.milestones.get(first)
     }
 
     /// Whether milestone `index` matches a message (for tests and the lint).
     pub fn milestone_matches_one(&self, index: usize, msg: &str) -> bool {
-        self.milestone_set.matches(msg).matched(index)
+        self.milestone_set.matches_one(index, msg)
     }
 
     /// A named line shape.
     pub fn shape(&self, id: ShapeId) -> &Regex {
         // `from_files` checks that every id is present.
-        &self
-            .shapes
+        self.shapes
             .iter()
             .find(|(s, _)| *s == id)
             .expect("every shape is checked at load")
             .1
+            .get()
     }
 
     /// Whether a line opens with an engine's error banner.
     pub fn is_banner(&self, msg: &str) -> bool {
-        self.banner_set.as_ref().is_some_and(|s| s.is_match(msg))
+        self.banner_set
+            .as_ref()
+            .is_some_and(|s| s.get().is_match(msg))
     }
 
     /// Whether banner entry `index` matches (for tests and the lint).
@@ -853,60 +893,33 @@ impl Vocabulary {
     /// Literals (4+ bytes) that every match of some signal branch starts with, for the
     /// scanner.
     pub fn signal_literals(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        // Banners and the wrong-output shape are looked for on kept lines too.
-        let wrong_output = self
-            .shapes
-            .iter()
-            .find(|(id, _)| *id == ShapeId::WrongOutput)
-            .map(|(_, r)| r.as_str().to_string());
-        let extra = self.banner_patterns.iter().cloned().chain(wrong_output);
-        let all: Vec<String> = self
-            .signal_patterns
-            .iter()
-            .map(|p| join_patterns(p))
-            .chain(extra)
-            .collect();
-        for pat in &all {
-            let Ok(hir) = regex_syntax::parse(pat) else {
-                continue;
-            };
-            // The whole pattern's prefix set when it has a finite one, else each
-            // branch's that has a small one.
-            let words: Vec<String> = match prefix_literals(&hir) {
-                Some(w) => w,
-                // Only branches with a few long words: a short or case-folded prefix
-                // (`are `, `For `) would stop the scanner on every line.
-                None => branch_literals(&hir)
-                    .into_iter()
-                    .flatten()
-                    .filter(|w| w.len() <= 8 && w.iter().all(|x| x.len() >= 6))
-                    .flatten()
-                    .collect(),
-            };
-            for w in words {
-                if w.len() >= 4 && !out.contains(&w) {
-                    out.push(w);
-                }
-            }
-        }
-        out
+        self.signal_lits
+            .get_or_init(|| {
+                // Banners and the wrong-output shape are looked for on kept lines too.
+                let wrong_output = self
+                    .shapes
+                    .iter()
+                    .find(|(id, _)| *id == ShapeId::WrongOutput)
+                    .map(|(_, r)| r.as_str().to_string());
+                let extra: Vec<String> = self
+                    .banner_patterns
+                    .iter()
+                    .cloned()
+                    .chain(wrong_output)
+                    .collect();
+                crate::literals::signal_literals(&self.signal_patterns, &extra)
+            })
+            .clone()
     }
 
     /// Prefix literals (4+ bytes) of the milestone shapes, for the scanner's context words.
     pub fn milestone_literals(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        for pat in self.milestone_set.patterns() {
-            let Ok(hir) = regex_syntax::parse(pat) else {
-                continue;
-            };
-            for w in branch_literals(&hir).into_iter().flatten().flatten() {
-                if w.len() >= 4 && w.len() <= 40 && !out.contains(&w) {
-                    out.push(w);
-                }
-            }
-        }
-        out
+        self.milestone_lits
+            .get_or_init(|| {
+                let pats: Vec<String> = self.milestone_set.patterns().map(String::from).collect();
+                crate::literals::milestone_literals(&pats)
+            })
+            .clone()
     }
 
     /// The patterns of signal `index`, as written.
@@ -924,33 +937,6 @@ fn frame_entry_matches(f: &FramePhase, words: &[String], file: &str) -> bool {
 
 fn kebab(camel: &str) -> String {
     ident_words(camel).join("-")
-}
-
-/// Prefix literals of each top-level branch of a pattern, extracted branch by branch
-/// so that one branch without a finite prefix does not cost the others theirs.
-/// `None` for a branch with no finite prefix set.
-pub fn branch_literals(hir: &regex_syntax::hir::Hir) -> Vec<Option<Vec<String>>> {
-    use regex_syntax::hir::HirKind;
-    let branches: Vec<&regex_syntax::hir::Hir> = match hir.kind() {
-        HirKind::Alternation(alts) => alts.iter().collect(),
-        _ => vec![hir],
-    };
-    branches.into_iter().map(prefix_literals).collect()
-}
-
-/// The finite prefix-literal set of a pattern, if it has one.
-pub fn prefix_literals(hir: &regex_syntax::hir::Hir) -> Option<Vec<String>> {
-    use regex_syntax::hir::literal::{ExtractKind, Extractor};
-    let mut ex = Extractor::new();
-    ex.kind(ExtractKind::Prefix).limit_total(400);
-    let mut seq = ex.extract(hir);
-    seq.optimize_for_prefix_by_preference();
-    let words: Vec<String> = seq
-        .literals()?
-        .iter()
-        .map(|l| String::from_utf8_lossy(l.as_bytes()).into_owned())
-        .collect();
-    (!words.is_empty()).then_some(words)
 }
 
 #[cfg(test)]
@@ -992,6 +978,55 @@ mod tests {
         assert!(v.signals.len() > 30);
         assert!(v.milestones.len() > 10);
         assert!(v.signal("cuda-assert").is_some());
+    }
+
+    #[test]
+    fn literals_extracted_at_build_time_equal_those_extracted_now() {
+        let now = Vocabulary::from_files(Vocabulary::embedded_files()).unwrap();
+        let built = Vocabulary::embedded();
+        assert!(!built.signal_literals().is_empty());
+        assert_eq!(built.signal_literals(), now.signal_literals());
+        assert_eq!(built.milestone_literals(), now.milestone_literals());
+    }
+
+    #[test]
+    fn the_prefiltered_sets_match_what_a_regex_set_matches() {
+        let v = Vocabulary::embedded();
+        let signals =
+            regex::RegexSet::new(v.signal_patterns.iter().map(|p| join_patterns(p))).unwrap();
+        let milestones: Vec<String> = v.milestone_set.patterns().map(String::from).collect();
+        let milestones = regex::RegexSet::new(&milestones).unwrap();
+        let log = include_str!("../../../examples/glm5-sm120.log");
+        let examples = v
+            .entries
+            .iter()
+            .flat_map(|e| e.fires.iter().chain(&e.quiet))
+            .map(String::as_str)
+            .chain(log.lines());
+        let mut hits = 0;
+        for line in examples {
+            let want: Vec<usize> = signals.matches(line).into_iter().collect();
+            assert_eq!(v.signal_matches(line), want, "{line}");
+            hits += want.len();
+            let first = milestones.matches(line).into_iter().next();
+            assert_eq!(
+                v.milestone(line).map(|m| m.id),
+                first.map(|i| v.milestones[i].id),
+                "{line}"
+            );
+        }
+        assert!(hits > 50, "{hits}");
+    }
+
+    #[test]
+    fn the_embedded_vocabulary_compiles_on_first_use() {
+        let v = Vocabulary::build(Vocabulary::embedded_files(), false).unwrap();
+        assert!(!v.shapes[0].1.is_compiled());
+        assert!(v.shape(ShapeId::ErrorLine).is_match("ERROR: boom"));
+        let i = v.signal("cuda-assert").unwrap();
+        assert!(v.signal_matches("nothing to see").is_empty());
+        assert!(v.signal_matches_one(i, "device-side assert triggered"));
+        assert!(v.signal_patterns(i).iter().all(|p| !p.is_empty()));
     }
 
     #[test]

@@ -56,6 +56,21 @@ pub enum Format {
     Html,
 }
 
+/// Output formats of `diagnose`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DiagnoseFormat {
+    /// For a person in a terminal.
+    Text,
+    /// The JSON contract (triage-schema.md); with `--each`, an array of `{"file", "report"}`.
+    Json,
+    /// One JSON object a line, `{"file": .., "report": ..}`, one line per input (implies `--each`).
+    Jsonl,
+    /// For pasting into an upstream issue.
+    Markdown,
+    /// A standalone page (one input set; not with `--each`).
+    Html,
+}
+
 /// When to colour text output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ColorChoice {
@@ -72,9 +87,15 @@ pub struct DiagnoseArgs {
     /// Log files (one per rank or node is fine), `-` for stdin; `.gz` and `.zst` are decompressed.
     /// With none, reads stdin.
     pub logs: Vec<PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    /// Output format; `jsonl` writes one line per input file (`{"file": .., "report": ..}`)
+    /// and implies `--each`.
+    #[arg(long, value_enum, default_value_t = DiagnoseFormat::Text)]
+    pub format: DiagnoseFormat,
+    /// Diagnose each file on its own (a fleet's collected logs), one report per file, on
+    /// every core; reports come out in the order of the files. An unreadable file is
+    /// reported and the others still are (exit code 2 at the end).
+    #[arg(long)]
+    pub each: bool,
     /// Extra rule folders, added to the built-in knowledge base.
     #[arg(long = "kb", value_name = "DIR")]
     pub kb: Vec<PathBuf>,

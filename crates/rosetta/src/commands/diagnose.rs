@@ -1,15 +1,62 @@
 //! `rosetta diagnose`: read the logs, run the knowledge base, render the
-//! report. Never touches the network.
+//! report; with `--each` (or `--format jsonl`), one report per input file,
+//! diagnosed on every core and written in the order of the files. Never
+//! touches the network.
 
-use crate::args::{ColorChoice, DiagnoseArgs, Format};
-use crate::exit::{Outcome, OK};
+use crate::args::{ColorChoice, DiagnoseArgs, DiagnoseFormat};
+use crate::exit::{Outcome, BAD_INPUT, OK};
 use anyhow::Context as _;
 use rosetta_kb::KnowledgeBase;
-use rosetta_report::Style;
-use std::io::Write;
+use rosetta_report::{Report, Style};
+use std::collections::BTreeMap;
+use std::io::{IsTerminal as _, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// What to say on stderr before reading a terminal: without a file, `diagnose`
+/// reads stdin, and a newcomer typing `rosetta diagnose` would otherwise see it
+/// wait in silence.
+pub fn stdin_hint(logs: &[PathBuf], stdin_is_terminal: bool) -> Option<&'static str> {
+    let reads_stdin = logs.is_empty() || logs.iter().any(|p| p.as_os_str() == "-");
+    (reads_stdin && stdin_is_terminal).then_some(
+        "rosetta diagnose: reading the log from standard input (Ctrl-D to end); \
+         to diagnose a file: rosetta diagnose FILE... (see --help)",
+    )
+}
+
+/// Everything a report needs besides the log, loaded once.
+struct Setup {
+    kb: KnowledgeBase,
+    cases: rosetta_cases::Cases,
+    machine: Option<rosetta_kb::Machine>,
+    gpu_names: Vec<&'static str>,
+    redact: bool,
+}
+
+impl Setup {
+    fn report(&self, scanner: &rosetta_log::Scanner, paths: &[PathBuf]) -> anyhow::Result<Report> {
+        let facts =
+            rosetta_log::read_logs_with(scanner, paths, self.kb.vocabulary(), &self.gpu_names)?;
+        let mut report = rosetta_kb::report::build(&self.kb, &facts, self.machine.as_ref());
+        self.cases.apply(&facts, &mut report);
+        if self.redact {
+            report = rosetta_report::redact(&report);
+        }
+        Ok(report)
+    }
+}
 
 /// Runs `rosetta diagnose`.
 pub fn run(args: DiagnoseArgs) -> Outcome {
+    let each = args.each || args.format == DiagnoseFormat::Jsonl;
+    if each && args.format == DiagnoseFormat::Html {
+        anyhow::bail!(
+            "--each writes one report per file and html is one page: use text, markdown, json or jsonl"
+        );
+    }
+    if let Some(hint) = stdin_hint(&args.logs, std::io::stdin().is_terminal()) {
+        eprintln!("{hint}");
+    }
     let mut kb = KnowledgeBase::embedded().context("the built-in knowledge base is broken")?;
     for dir in &args.kb {
         kb.add_dir(dir).context("cannot load --kb rules")?;
@@ -19,35 +66,192 @@ pub fn run(args: DiagnoseArgs) -> Outcome {
         Some(path) => Some(super::env_facts::load(path)?),
         None => None,
     };
-    let gpu_names: Vec<&str> = rosetta_kb::tables::GpuTable::embedded().names().collect();
-    let facts = rosetta_log::read_logs(&args.logs, kb.vocabulary(), &kb.literals(), &gpu_names)?;
-    let mut report = rosetta_kb::report::build(&kb, &facts, machine.as_ref());
-    cases.apply(&facts, &mut report);
-    if args.redact {
-        report = rosetta_report::redact(&report);
-    }
-    let format = match args.format {
-        Format::Text => rosetta_report::Format::Text,
-        Format::Json => rosetta_report::Format::Json,
-        Format::Markdown => rosetta_report::Format::Markdown,
-        Format::Html => rosetta_report::Format::Html,
+    let gpu_names: Vec<&'static str> = rosetta_kb::tables::GpuTable::embedded().names().collect();
+    let setup = Setup {
+        kb,
+        cases,
+        machine,
+        gpu_names,
+        redact: args.redact,
     };
+    let scanner = rosetta_log::Scanner::new(setup.kb.vocabulary(), &setup.kb.literals());
     let stdout = std::io::stdout();
-    let color = match args.color {
-        ColorChoice::Always => true,
-        ColorChoice::Never => false,
-        ColorChoice::Auto => anstream::AutoStream::choice(&stdout) != anstream::ColorChoice::Never,
+    let style = Style {
+        color: match args.color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                anstream::AutoStream::choice(&stdout) != anstream::ColorChoice::Never
+            }
+        },
+        top: args.top,
     };
     let mut out = std::io::BufWriter::new(stdout.lock());
-    rosetta_report::render(
-        &report,
-        format,
-        Style {
-            color,
-            top: args.top,
-        },
-        &mut out,
-    )?;
+    if !each {
+        let report = setup.report(&scanner, &args.logs)?;
+        rosetta_report::render(&report, report_format(args.format), style, &mut out)?;
+        out.flush()?;
+        return Ok(OK);
+    }
+    let stdin = [PathBuf::from("-")];
+    let files: &[PathBuf] = if args.logs.is_empty() {
+        &stdin
+    } else {
+        &args.logs
+    };
+    let failed = each_file(&setup, &scanner, files, args.format, style, &mut out)?;
     out.flush()?;
-    Ok(OK)
+    Ok(if failed > 0 { BAD_INPUT } else { OK })
+}
+
+fn report_format(f: DiagnoseFormat) -> rosetta_report::Format {
+    match f {
+        DiagnoseFormat::Text => rosetta_report::Format::Text,
+        DiagnoseFormat::Json | DiagnoseFormat::Jsonl => rosetta_report::Format::Json,
+        DiagnoseFormat::Markdown => rosetta_report::Format::Markdown,
+        DiagnoseFormat::Html => rosetta_report::Format::Html,
+    }
+}
+
+/// One file's output, rendered by a worker.
+enum Done {
+    Report(Vec<u8>),
+    Failed(String),
+}
+
+/// Diagnoses each file on its own, on every core, and writes the reports in the
+/// order of the files (a worker's report waits until those before it are out).
+/// Returns how many files could not be read.
+fn each_file(
+    setup: &Setup,
+    scanner: &rosetta_log::Scanner,
+    files: &[PathBuf],
+    format: DiagnoseFormat,
+    style: Style,
+    out: &mut dyn Write,
+) -> anyhow::Result<usize> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(files.len())
+        .max(1);
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Done)>(workers * 4);
+    let mut failed = 0;
+    std::thread::scope(|s| -> anyhow::Result<()> {
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let next = &next;
+            s.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(file) = files.get(i) else { break };
+                let done = match render_one(setup, scanner, file, format, style) {
+                    Ok(bytes) => Done::Report(bytes),
+                    Err(e) => Done::Failed(format!("{e:#}")),
+                };
+                if tx.send((i, done)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        let mut pending: BTreeMap<usize, Done> = BTreeMap::new();
+        let mut written = 0;
+        if format == DiagnoseFormat::Json {
+            out.write_all(b"[\n")?;
+        }
+        for (i, done) in rx.iter() {
+            pending.insert(i, done);
+            while let Some(done) = pending.remove(&written) {
+                let file = &files[written];
+                if let Done::Failed(e) = &done {
+                    failed += 1;
+                    eprintln!("rosetta: {}: {e}", file.display());
+                }
+                write_one(out, file, &done, format, written)?;
+                written += 1;
+            }
+        }
+        if format == DiagnoseFormat::Json {
+            out.write_all(b"\n]\n")?;
+        }
+        Ok(())
+    })?;
+    Ok(failed)
+}
+
+fn render_one(
+    setup: &Setup,
+    scanner: &rosetta_log::Scanner,
+    file: &Path,
+    format: DiagnoseFormat,
+    style: Style,
+) -> anyhow::Result<Vec<u8>> {
+    let report = setup.report(&scanner.fresh(), std::slice::from_ref(&file.to_path_buf()))?;
+    let mut buf = Vec::new();
+    match format {
+        DiagnoseFormat::Jsonl | DiagnoseFormat::Json => {
+            serde_json::to_writer(&mut buf, &report)?;
+        }
+        f => rosetta_report::render(&report, report_format(f), style, &mut buf)?,
+    }
+    Ok(buf)
+}
+
+/// Writes one file's output: under a `==> FILE <==` header for text and
+/// Markdown, as `{"file", "report"}` (or `{"file", "error"}`) for JSON.
+fn write_one(
+    out: &mut dyn Write,
+    file: &Path,
+    done: &Done,
+    format: DiagnoseFormat,
+    index: usize,
+) -> std::io::Result<()> {
+    let name = serde_json::to_string(&file.to_string_lossy()).map_err(std::io::Error::other)?;
+    match (format, done) {
+        (DiagnoseFormat::Jsonl | DiagnoseFormat::Json, done) => {
+            if format == DiagnoseFormat::Json && index > 0 {
+                out.write_all(b",\n")?;
+            }
+            write!(out, "{{\"file\":{name},")?;
+            match done {
+                Done::Report(bytes) => {
+                    out.write_all(b"\"report\":")?;
+                    out.write_all(bytes)?;
+                }
+                Done::Failed(e) => {
+                    let e = serde_json::to_string(e).map_err(std::io::Error::other)?;
+                    write!(out, "\"error\":{e}")?;
+                }
+            }
+            out.write_all(b"}")?;
+            if format == DiagnoseFormat::Jsonl {
+                out.write_all(b"\n")?;
+            }
+            Ok(())
+        }
+        (_, Done::Report(bytes)) => {
+            if index > 0 {
+                out.write_all(b"\n")?;
+            }
+            writeln!(out, "==> {} <==", file.display())?;
+            out.write_all(bytes)
+        }
+        (_, Done::Failed(_)) => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stdin_hint_shows_only_when_a_terminal_would_be_read() {
+        let none: Vec<PathBuf> = Vec::new();
+        let dash = vec![PathBuf::from("-")];
+        let file = vec![PathBuf::from("a.log")];
+        assert!(stdin_hint(&none, true).is_some_and(|h| h.contains("Ctrl-D")));
+        assert!(stdin_hint(&dash, true).is_some());
+        assert_eq!(stdin_hint(&none, false), None);
+        assert_eq!(stdin_hint(&file, true), None);
+    }
 }

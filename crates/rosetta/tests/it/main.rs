@@ -8,6 +8,7 @@ mod bad_input;
 mod cases;
 mod config;
 mod diagnose;
+mod each;
 mod mechanisms;
 mod preflight;
 mod run;

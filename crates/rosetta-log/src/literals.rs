@@ -1,0 +1,122 @@
+//! Literal extraction from patterns: the words a line must hold for a pattern
+//! to match it, which the scanner looks for instead of running every regex on
+//! every line. Depends on `regex-syntax` alone so that `build.rs` can include
+//! this file and do the extraction for the built-in vocabulary at build time
+//! (it costs tens of milliseconds, paid once per build instead of once per run).
+//! It does not compile or run regexes.
+
+use regex_syntax::hir::Hir;
+
+/// Joins the branches of an entry into one pattern, each branch in its own group so that
+/// an inline flag stays inside its branch.
+pub fn join_patterns(pats: &[String]) -> String {
+    if pats.len() == 1 {
+        return pats[0].clone();
+    }
+    pats.iter()
+        .map(|p| format!("(?:{p})"))
+        .collect::<Vec<_>>()
+        .join("|")
+}
+
+/// Prefix literals of each top-level branch of a pattern, extracted branch by branch
+/// so that one branch without a finite prefix does not cost the others theirs.
+/// `None` for a branch with no finite prefix set.
+pub fn branch_literals(hir: &Hir) -> Vec<Option<Vec<String>>> {
+    use regex_syntax::hir::HirKind;
+    let branches: Vec<&Hir> = match hir.kind() {
+        HirKind::Alternation(alts) => alts.iter().collect(),
+        _ => vec![hir],
+    };
+    branches.into_iter().map(prefix_literals).collect()
+}
+
+/// The finite prefix-literal set of a pattern, if it has one.
+pub fn prefix_literals(hir: &Hir) -> Option<Vec<String>> {
+    use regex_syntax::hir::literal::{ExtractKind, Extractor};
+    let mut ex = Extractor::new();
+    ex.kind(ExtractKind::Prefix).limit_total(400);
+    let mut seq = ex.extract(hir);
+    seq.optimize_for_prefix_by_preference();
+    let words: Vec<String> = seq
+        .literals()?
+        .iter()
+        .map(|l| String::from_utf8_lossy(l.as_bytes()).into_owned())
+        .collect();
+    (!words.is_empty()).then_some(words)
+}
+
+/// Literals such that every match of `pattern` contains one of them (3+ bytes
+/// each, at most 128); `None` when the pattern is too general to prefilter.
+pub fn required_literals(pattern: &str) -> Option<Vec<String>> {
+    use regex_syntax::hir::literal::{ExtractKind, Extractor};
+    let hir = regex_syntax::parse(pattern).ok()?;
+    for kind in [ExtractKind::Prefix, ExtractKind::Suffix] {
+        let mut ex = Extractor::new();
+        ex.kind(kind).limit_total(256);
+        let mut seq = ex.extract(&hir);
+        seq.optimize_for_prefix_by_preference();
+        if let Some(lits) = seq.literals() {
+            let words: Vec<String> = lits
+                .iter()
+                .map(|l| String::from_utf8_lossy(l.as_bytes()).into_owned())
+                .collect();
+            if !words.is_empty() && words.iter().all(|w| w.len() >= 3) && words.len() <= 128 {
+                return Some(words);
+            }
+        }
+    }
+    None
+}
+
+/// Literals (4+ bytes) that every match of some signal branch starts with, for the
+/// scanner: from each signal's patterns, then the banner patterns and the
+/// wrong-output shape (`extra`, whole patterns), which are looked for on kept lines too.
+pub fn signal_literals(signal_patterns: &[Vec<String>], extra: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let all = signal_patterns
+        .iter()
+        .map(|p| join_patterns(p))
+        .chain(extra.iter().cloned());
+    for pat in all {
+        let Ok(hir) = regex_syntax::parse(&pat) else {
+            continue;
+        };
+        // The whole pattern's prefix set when it has a finite one, else each
+        // branch's that has a small one.
+        let words: Vec<String> = match prefix_literals(&hir) {
+            Some(w) => w,
+            // Only branches with a few long words: a short or case-folded prefix
+            // (`are `, `For `) would stop the scanner on every line.
+            None => branch_literals(&hir)
+                .into_iter()
+                .flatten()
+                .filter(|w| w.len() <= 8 && w.iter().all(|x| x.len() >= 6))
+                .flatten()
+                .collect(),
+        };
+        for w in words {
+            if w.len() >= 4 && !out.contains(&w) {
+                out.push(w);
+            }
+        }
+    }
+    out
+}
+
+/// Prefix literals (4+ bytes, at most 40) of the milestone patterns (each one
+/// entry's joined pattern), for the scanner's context words.
+pub fn milestone_literals(milestone_patterns: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for pat in milestone_patterns {
+        let Ok(hir) = regex_syntax::parse(pat) else {
+            continue;
+        };
+        for w in branch_literals(&hir).into_iter().flatten().flatten() {
+            if w.len() >= 4 && w.len() <= 40 && !out.contains(&w) {
+                out.push(w);
+            }
+        }
+    }
+    out
+}
