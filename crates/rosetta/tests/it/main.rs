@@ -29,6 +29,7 @@ pub fn run(args: &[&str]) -> Output {
     Command::new(bin())
         .args(args)
         .env("NO_COLOR", "1")
+        .env("COLUMNS", "100")
         .output()
         .expect("rosetta runs")
 }
@@ -37,6 +38,7 @@ pub fn run_stdin(args: &[&str], input: &[u8]) -> Output {
     let mut child = Command::new(bin())
         .args(args)
         .env("NO_COLOR", "1")
+        .env("COLUMNS", "100")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
