@@ -83,15 +83,32 @@ fn infer_arch(
 ) -> Option<(String, Evidence)> {
     let how = "inferred; to make it certain: rosetta env --format json > env.json, then diagnose --env env.json";
     if let Some(fl) = &log.failure {
-        let msg = format!("{} {}", fl.message, fl.surfaced.as_ref().map_or("", |s| s.1.as_str()));
+        let msg = format!(
+            "{} {}",
+            fl.message,
+            fl.surfaced.as_ref().map_or("", |s| s.1.as_str())
+        );
         if let Some(a) = log
             .extracted
             .arch_mentions
             .iter()
             .find(|a| a.value.starts_with("sm") && msg.contains(&a.value))
         {
-            let arch = format!("sm_{}", a.value.trim_start_matches("sm_").trim_start_matches("sm").trim_end_matches(['a', 'f']));
-            return Some((arch.clone(), ev(a.source, a.line, format!("GPU arch {arch}: named by the error ({how})"))));
+            let arch = format!(
+                "sm_{}",
+                a.value
+                    .trim_start_matches("sm_")
+                    .trim_start_matches("sm")
+                    .trim_end_matches(['a', 'f'])
+            );
+            return Some((
+                arch.clone(),
+                ev(
+                    a.source,
+                    a.line,
+                    format!("GPU arch {arch}: named by the error ({how})"),
+                ),
+            ));
         }
     }
     let table = GpuTable::embedded();
@@ -102,10 +119,19 @@ fn infer_arch(
         .and_then(|m| m.value.parse::<f64>().ok().map(|g| (g, m)));
     for g in &log.extracted.generations {
         if let Some(band) = table.arch_of_generation(&g.value, gib.map(|x| x.0)) {
-            let mem = gib.map_or(String::new(), |(v, m)| format!(", {v:.0} GiB per GPU at line {}", m.line));
+            let mem = gib.map_or(String::new(), |(v, m)| {
+                format!(", {v:.0} GiB per GPU at line {}", m.line)
+            });
             return Some((
                 band.arch.clone(),
-                ev(g.source, g.line, format!("GPU arch {}: {}{mem}: {} ({how})", band.arch, g.value, band.why)),
+                ev(
+                    g.source,
+                    g.line,
+                    format!(
+                        "GPU arch {}: {}{mem}: {} ({how})",
+                        band.arch, g.value, band.why
+                    ),
+                ),
             ));
         }
     }

@@ -246,7 +246,10 @@ impl GpuTable {
     /// The arch a generation name implies, given the memory of one GPU when known: the
     /// first band whose limits hold (a band with a limit needs the memory).
     pub fn arch_of_generation(&self, name: &str, gib: Option<f64>) -> Option<&Band> {
-        let g = self.generations.iter().find(|g| g.name.eq_ignore_ascii_case(name))?;
+        let g = self
+            .generations
+            .iter()
+            .find(|g| g.name.eq_ignore_ascii_case(name))?;
         g.bands.iter().find(|b| {
             let limited = b.min_gib.is_some() || b.max_gib.is_some();
             match gib {

@@ -404,7 +404,11 @@ pub fn extract(records: &[Record], gpu_names: &[&str]) -> Extracted {
             push_unique(&mut x.arch_mentions, c[1].to_string(), src, line);
         }
         if let Some(c) = pat.generation.captures(msg) {
-            let g = if &c[1] == "Ada Lovelace" { "Ada" } else { &c[1] };
+            let g = if &c[1] == "Ada Lovelace" {
+                "Ada"
+            } else {
+                &c[1]
+            };
             push_unique(&mut x.generations, g.to_string(), src, line);
         }
         if let Some(c) = pat.gpu_memory.captures(msg) {
