@@ -1207,7 +1207,7 @@ fn phase_of(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> (Phase, String) {
             Some(Phase::Unknown) => {
                 ambiguous.get_or_insert(fr.function.as_str());
             }
-            Some(p) => return (p, format!("frame {} names it", fr.function)),
+            Some(p) => return (p, format!("the traceback passes through {}", fr.function)),
             None => {}
         }
     }
@@ -1294,8 +1294,8 @@ fn phase_of(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> (Phase, String) {
                 return (
                     p,
                     format!(
-                        "frame {} of the same error at line {} names it",
-                        fr.function, other.line
+                        "the traceback of the same error at line {} passes through {}",
+                        other.line, fr.function
                     ),
                 );
             }
@@ -1366,7 +1366,7 @@ fn phase_of(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> (Phase, String) {
         if voc.serving_function(&fr.function) {
             return (
                 Phase::Decode,
-                format!("frame {} is the serving loop", fr.function),
+                format!("the traceback passes through the serving loop ({})", fr.function),
             );
         }
     }

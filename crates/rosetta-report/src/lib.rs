@@ -15,4 +15,4 @@ pub use preflight::{
     WeightsSource,
 };
 pub use redact::redact;
-pub use render::{render, thread_name, Format, Style};
+pub use render::{render, render_width, text_width, thread_name, Format, Style};

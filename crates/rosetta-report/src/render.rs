@@ -40,14 +40,25 @@ impl Default for Style {
     }
 }
 
-/// Writes the report in a format.
+/// Writes the report in a format; text wraps to [`text_width`].
 pub fn render(report: &Report, format: Format, style: Style, w: &mut dyn Write) -> io::Result<()> {
+    render_width(report, format, style, text_width(), w)
+}
+
+/// Writes the report in a format, text wrapped to `width` columns.
+pub fn render_width(
+    report: &Report,
+    format: Format,
+    style: Style,
+    width: usize,
+    w: &mut dyn Write,
+) -> io::Result<()> {
     match format {
         Format::Json => {
             serde_json::to_writer_pretty(&mut *w, report).map_err(io::Error::other)?;
             writeln!(w)
         }
-        Format::Text => text(report, style, w),
+        Format::Text => text(report, style, width.max(40), w),
         Format::Markdown => markdown(report, style, w),
         Format::Html => html(report, w),
     }
@@ -59,7 +70,7 @@ struct Paint {
 
 impl Paint {
     fn s(&self, style: AStyle, text: &str) -> String {
-        if self.on {
+        if self.on && !text.is_empty() {
             format!("{}{}{}", style.render(), text, style.render_reset())
         } else {
             text.to_string()
@@ -88,8 +99,22 @@ impl Paint {
     fn warn(&self, t: &str) -> String {
         self.s(AStyle::new().fg_color(Some(AnsiColor::Yellow.into())), t)
     }
+    fn plain(&self, t: &str) -> String {
+        t.to_string()
+    }
 }
 
+/// Columns a string takes (one per character: the report's own marks are all narrow).
+fn cols(s: &str) -> usize {
+    s.chars().count()
+}
+
+/// Pads to `n` columns before any colour is added, so escape codes never shift a column.
+fn pad(s: &str, n: usize) -> String {
+    format!("{s}{}", " ".repeat(n.saturating_sub(cols(s))))
+}
+
+/// End-cut, for Markdown and HTML cells only (text never cuts what it does not quote).
 fn cut(s: &str, n: usize) -> String {
     let s = s.trim();
     if s.chars().count() <= n {
@@ -97,6 +122,176 @@ fn cut(s: &str, n: usize) -> String {
     } else {
         format!("{}…", s.chars().take(n).collect::<String>())
     }
+}
+
+/// Shortens quoted log text to `n` columns by cutting its middle: the start says where the
+/// line comes from, the end is the error itself, so both stay.
+fn shorten_middle(s: &str, n: usize) -> String {
+    let s = s.trim();
+    let len = cols(s);
+    if len <= n {
+        return s.to_string();
+    }
+    // Two columns for the spaces around the mark.
+    let n = n.max(14) - 2;
+    // The error's own words (`CUDA error: …`, `…Error: …`) are kept whole when they fit
+    // beside a short head.
+    let chars: Vec<char> = s.chars().collect();
+    let error_start = ["Error", "error:", "Exception", "Assertion", "assert"]
+        .iter()
+        .filter_map(|m| s.rfind(m))
+        .max()
+        .map(|b| s[..b].rfind(' ').map_or(0, |sp| sp + 1))
+        .map(|b| s[..b].chars().count());
+    let tail = match error_start {
+        Some(start) if len - start <= n - 1 - n.min(40) / 4 && start > 0 => {
+            // Start at the word before, when it fits (`CUDA error:`).
+            let before = chars[..start - 1]
+                .iter()
+                .rposition(|c| *c == ' ')
+                .map_or(0, |p| p + 1);
+            if len - before <= n - 1 - n.min(40) / 4 {
+                len - before
+            } else {
+                len - start
+            }
+        }
+        _ => {
+            // Half and half, each end cut at a word when one is near.
+            let t = (n - 1) / 2;
+            let from = len - t;
+            chars[from..]
+                .iter()
+                .take(12)
+                .position(|c| *c == ' ')
+                .map_or(t, |k| t - k - 1)
+        }
+    };
+    let mut head = n - 1 - tail;
+    if let Some(k) = chars[..head].iter().rev().take(12).position(|c| *c == ' ') {
+        head -= k + 1;
+    }
+    let h: String = chars[..head].iter().collect();
+    let t: String = chars[len - tail..].iter().collect();
+    format!("{} … {}", h.trim_end(), t.trim_start())
+}
+
+/// Greedy word wrap: the first line holds `first` columns, the others `rest`. Runs of spaces
+/// inside a line are kept (`cmd  (one restart)`); a word longer than a line gets a line of
+/// its own, whole.
+fn wrap(text: &str, first: usize, rest: usize) -> Vec<String> {
+    let (first, rest) = (first.max(12), rest.max(12));
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    let mut avail = first;
+    // Words with the spaces that preceded them.
+    let mut tokens: Vec<(String, String)> = Vec::new();
+    let mut sep = String::new();
+    let mut word = String::new();
+    for c in text.trim().chars() {
+        if c == ' ' {
+            if !word.is_empty() {
+                tokens.push((std::mem::take(&mut sep), std::mem::take(&mut word)));
+            }
+            sep.push(' ');
+        } else if c == '\n' {
+            if !word.is_empty() {
+                tokens.push((std::mem::take(&mut sep), std::mem::take(&mut word)));
+            }
+            sep = " ".into();
+        } else {
+            word.push(c);
+        }
+    }
+    if !word.is_empty() {
+        tokens.push((sep, word));
+    }
+    for (sep, word) in tokens {
+        let need = if cur.is_empty() {
+            cols(&word)
+        } else {
+            cols(&sep) + cols(&word)
+        };
+        if cols(&cur) + need <= avail {
+            if !cur.is_empty() {
+                cur.push_str(&sep);
+            }
+            cur.push_str(&word);
+            continue;
+        }
+        if !cur.is_empty() {
+            lines.push(std::mem::take(&mut cur));
+            avail = rest;
+        }
+        // A word longer than a line (a path, a code expression) stays whole on its own
+        // line: split, it could no longer be copied.
+        if cols(&word) > avail {
+            lines.push(word);
+            avail = rest;
+        } else {
+            cur = word;
+        }
+    }
+    if !cur.is_empty() || lines.is_empty() {
+        lines.push(cur);
+    }
+    lines
+}
+
+/// Text laid out to a width: a lead (a label, already painted) then a paragraph that wraps
+/// with its continuation lines indented.
+struct Out<'a> {
+    w: &'a mut dyn Write,
+    width: usize,
+}
+
+impl Out<'_> {
+    /// `lead` is written as is and takes `lead_w` columns; `text` follows it, its later lines
+    /// start at column `indent`; `paint` colours each piece after it is laid out.
+    fn para(
+        &mut self,
+        lead: &str,
+        lead_w: usize,
+        indent: usize,
+        text: &str,
+        paint: &dyn Fn(&str) -> String,
+    ) -> io::Result<()> {
+        let first = self.width.saturating_sub(lead_w);
+        let rest = self.width.saturating_sub(indent);
+        for (i, l) in wrap(text, first, rest).iter().enumerate() {
+            if i == 0 {
+                writeln!(self.w, "{lead}{}", paint(l))?;
+            } else {
+                writeln!(self.w, "{}{}", " ".repeat(indent), paint(l))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A blank line.
+    fn nl(&mut self) -> io::Result<()> {
+        writeln!(self.w)
+    }
+}
+
+/// The width text output wraps to: `COLUMNS` when set, else the terminal's width when
+/// standard output is one, else 100. Never below 60.
+pub fn text_width() -> usize {
+    use std::io::IsTerminal;
+    let w = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|w| *w > 0)
+        .or_else(|| {
+            let out = io::stdout();
+            if out.is_terminal() {
+                terminal_size::terminal_size_of(&out).map(|(w, _)| w.0 as usize)
+            } else {
+                None
+            }
+        })
+        .unwrap_or(100);
+    w.max(60)
 }
 
 fn ranks_text(ranks: &[u32]) -> String {
@@ -120,149 +315,168 @@ fn ranks_text(ranks: &[u32]) -> String {
     out.join(",")
 }
 
+/// `line 162`, or `node2.log:162` when several inputs were read; `env` for a machine fact.
 fn line_ref(line: Option<u64>, file: &Option<String>) -> String {
     match (line, file) {
         (Some(l), Some(f)) => format!("{f}:{l}"),
-        (Some(l), None) => l.to_string(),
+        (Some(l), None) => format!("line {l}"),
         (None, _) => "env".to_string(),
     }
 }
 
-fn text(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
-    let p = Paint { on: style.color };
-    let Some(f) = &r.failure else {
-        let lines: u64 = r.inputs.iter().map(|i| i.lines).sum();
-        let nf = r.no_failure.as_ref();
-        match nf.map(|n| n.reason.as_str()) {
-            Some("empty") => writeln!(w, "{}  the input is empty", p.warn(&p.head("EMPTY")))?,
-            Some("unknown-pattern") => {
-                writeln!(
-                    w,
-                    "{}  no known failure pattern in {} lines; the last error-looking lines:",
-                    p.warn(&p.head("UNKNOWN")),
-                    lines
-                )?;
-                for e in nf.map_or(&[][..], |n| &n.lines[..]) {
-                    writeln!(
-                        w,
-                        "   line {}  {}",
-                        line_ref(e.line, &e.file),
-                        cut(&e.text, 200)
-                    )?;
-                }
-            }
-            _ => writeln!(
-                w,
-                "{}  no failure found in {} lines",
-                p.good(&p.head("OK")),
-                lines
-            )?,
-        }
-        for n in &r.notes {
-            writeln!(w, "   note  {}", n)?;
-        }
-        similar_text(&r.similar, &p, w)?;
-        return timeline_and_warnings(r, &p, w);
-    };
-    let mut where_ = vec![f.class.to_string(), f.phase.to_string()];
+/// Rank, line and time of a failure, as every format words them.
+fn rank_line_time(f: &crate::model::Failure) -> Vec<String> {
+    let mut out = Vec::new();
     if let Some(rank) = f.rank {
         if f.ranks.len() > 1 {
-            where_.push(format!(
+            out.push(format!(
                 "rank {} first ({} ranks: {})",
                 rank,
                 f.ranks.len(),
                 ranks_text(&f.ranks)
             ));
         } else {
-            where_.push(format!("rank {rank}"));
+            out.push(format!("rank {rank}"));
         }
     }
-    where_.push(format!("line {}", line_ref(Some(f.line), &f.file)));
+    out.push(line_ref(Some(f.line), &f.file));
     if let Some(t) = &f.time {
-        where_.push(t.clone());
+        out.push(t.clone());
     }
-    writeln!(w, "{}  {}", p.bad("FAILURE"), p.head(&where_.join(" · ")))?;
-    writeln!(w, "         {}", cut(&f.message, 200))?;
+    out
+}
+
+/// The phase and why, in words: `decode: the traceback passes through …`.
+fn phase_words(f: &crate::model::Failure) -> String {
+    let phase = match f.phase {
+        rosetta_schema::Phase::Unknown => "phase unknown".to_string(),
+        ph => ph.to_string(),
+    };
+    format!("{phase}: {}", f.phase_reason)
+}
+
+/// Column where the text after a cause's labels starts.
+const LABEL_COL: usize = 15;
+
+fn text(r: &Report, style: Style, width: usize, w: &mut dyn Write) -> io::Result<()> {
+    let p = Paint { on: style.color };
+    let mut o = Out { w, width };
+    let Some(f) = &r.failure else {
+        let lines: u64 = r.inputs.iter().map(|i| i.lines).sum();
+        let nf = r.no_failure.as_ref();
+        match nf.map(|n| n.reason.as_str()) {
+            Some("empty") => {
+                let head = p.warn(&p.head("EMPTY"));
+                o.para(&format!("{head}  "), 7, 7, "the input is empty", &|s| {
+                    p.plain(s)
+                })?;
+            }
+            Some("unknown-pattern") => {
+                let head = p.warn(&p.head("UNKNOWN"));
+                o.para(
+                    &format!("{head}  "),
+                    9,
+                    9,
+                    &format!("no known failure pattern in {lines} lines; the last error-looking lines:"),
+                    &|s| p.plain(s),
+                )?;
+                for e in nf.map_or(&[][..], |n| &n.lines[..]) {
+                    let r = format!("{}  ", line_ref(e.line, &e.file));
+                    let room = width.saturating_sub(9 + cols(&r)).max(20);
+                    writeln!(o.w, "         {}{}", p.dim(&r), shorten_middle(&e.text, room))?;
+                }
+            }
+            _ => {
+                let ok = p.good(&p.head("OK"));
+                o.para(
+                    &format!("{ok}  "),
+                    4,
+                    4,
+                    &format!("no failure found in {lines} lines"),
+                    &|s| p.plain(s),
+                )?;
+            }
+        }
+        for n in &r.notes {
+            o.para("   note  ", 9, 11, n, &|s| p.plain(s))?;
+        }
+        similar_text(&r.similar, &p, &mut o)?;
+        return timeline_and_warnings(r, &p, &mut o);
+    };
+    let mut where_ = vec![f.class.to_string(), f.phase.to_string()];
+    where_.extend(rank_line_time(f));
+    let ind = "         ";
+    let body = width.saturating_sub(ind.len()).max(20);
+    let lead = format!("{}  ", p.bad("FAILURE"));
+    o.para(&lead, 9, 9, &where_.join(" · "), &|s| p.head(s))?;
+    // The failing line is quoted log text: at most three lines of it, cut in the middle.
+    o.para(ind, 9, 9, &shorten_middle(&f.message, 3 * body), &|s| {
+        p.plain(s)
+    })?;
     if let Some(s) = &f.surfaced {
-        writeln!(
-            w,
-            "         {}",
-            p.dim(&format!(
-                "then at line {}: {}",
-                s.line,
-                cut(&s.message, 150)
-            ))
-        )?;
+        let head = format!("then at {}: ", line_ref(Some(s.line), &f.file));
+        let msg = shorten_middle(&s.message, 2 * body - cols(&head));
+        o.para(ind, 9, 11, &format!("{head}{msg}"), &|s| p.dim(s))?;
     }
     if f.asynchronous {
-        match &f.sync_point {
-            Some(sp) => writeln!(
-                w,
-                "         {}",
-                p.dim(&format!(
-                    "asynchronous: raised at the sync point {}, not where the kernel failed",
-                    cut(sp, 120)
-                ))
-            )?,
-            None => writeln!(
-                w,
-                "         {}",
-                p.dim("asynchronous: reported at a later API call, not where the kernel failed")
-            )?,
-        }
+        // The sync point is code the reader looks up: wrapped, never cut.
+        let t = match &f.sync_point {
+            Some(sp) => format!(
+                "asynchronous: raised at the sync point {}, not where the kernel failed",
+                sp.trim()
+            ),
+            None => {
+                "asynchronous: reported at a later API call, not where the kernel failed".into()
+            }
+        };
+        o.para(ind, 9, 11, &t, &|s| p.dim(s))?;
     }
-    writeln!(
-        w,
-        "         {}",
-        p.dim(&format!("phase: {}", f.phase_reason))
-    )?;
-    if let Some(file) = &f.file {
-        if !r.other_inputs.is_empty() {
-            writeln!(
-                w,
-                "         {}",
-                p.dim(&format!("{file} holds the first root error"))
-            )?;
-        }
+    if !f.phase_reason.is_empty() {
+        o.para(ind, 9, 11, &phase_words(f), &|s| p.dim(s))?;
     }
-    for o in &r.other_inputs {
-        let rank = o.rank.map(|k| format!(" · rank {k}")).unwrap_or_default();
-        writeln!(
-            w,
-            "{}     {} · {}{} · line {}:{}",
-            p.bad(&p.head("ALSO")),
-            o.class,
-            o.phase,
-            rank,
-            o.file,
-            o.line
-        )?;
-        writeln!(w, "         {}", cut(&o.message, 200))?;
+    if let (Some(file), false) = (&f.file, r.other_inputs.is_empty()) {
+        o.para(ind, 9, 11, &format!("{file} holds the first root error"), &|s| p.dim(s))?;
     }
-    writeln!(w)?;
+    for x in &r.other_inputs {
+        let rank = x.rank.map(|k| format!(" · rank {k}")).unwrap_or_default();
+        let head = format!("{} · {}{rank} · {}:{}", x.class, x.phase, x.file, x.line);
+        o.para(&format!("{}     ", p.bad("ALSO")), 9, 9, &head, &|s| p.head(s))?;
+        o.para(ind, 9, 9, &shorten_middle(&x.message, 2 * body), &|s| p.plain(s))?;
+    }
+    o.nl()?;
     if !r.hypotheses.is_empty() {
-        writeln!(w, "{}", p.head("CAUSES"))?;
+        writeln!(o.w, "{}", p.head("CAUSES"))?;
+        let cause_w = r
+            .hypotheses
+            .iter()
+            .take(style.top)
+            .map(|h| cols(h.cause.as_str()))
+            .max()
+            .unwrap_or(0)
+            .max(18);
         for (i, h) in r.hypotheses.iter().take(style.top).enumerate() {
-            hypothesis_text(i + 1, h, &p, w)?;
+            hypothesis_text(i + 1, h, cause_w, &p, &mut o)?;
         }
         if r.hypotheses.len() > style.top {
             let rest: Vec<String> = r.hypotheses[style.top..]
                 .iter()
                 .map(|h| format!("{} {:.2}", h.cause, h.confidence))
                 .collect();
-            writeln!(w, "   {}", p.dim(&format!("also: {}", rest.join(" · "))))?;
+            o.para("   ", 3, 5, &format!("also: {}", rest.join(" · ")), &|s| {
+                p.dim(s)
+            })?;
         }
-        writeln!(w)?;
+        o.nl()?;
     }
     if !r.notes.is_empty() {
-        writeln!(w, "{}", p.head("NOTES"))?;
+        writeln!(o.w, "{}", p.head("NOTES"))?;
         for n in &r.notes {
-            writeln!(w, "   {}", n)?;
+            o.para("   ", 3, 5, n, &|s| p.plain(s))?;
         }
-        writeln!(w)?;
+        o.nl()?;
     }
-    similar_text(&r.similar, &p, w)?;
-    timeline_and_warnings(r, &p, w)
+    similar_text(&r.similar, &p, &mut o)?;
+    timeline_and_warnings(r, &p, &mut o)
 }
 
 /// `owner/repo#123` for a GitHub thread, else the address as given.
@@ -283,98 +497,230 @@ pub fn thread_name(url: &str) -> String {
     url.to_string()
 }
 
-fn similar_text(similar: &[Similar], p: &Paint, w: &mut dyn Write) -> io::Result<()> {
+fn similar_text(similar: &[Similar], p: &Paint, o: &mut Out) -> io::Result<()> {
     if similar.is_empty() {
         return Ok(());
     }
-    writeln!(
-        w,
-        "{}  {}",
-        p.head("SIMILAR REPORTS"),
-        p.dim("labelled upstream reports whose failure looks like this one")
+    let head = "SIMILAR REPORTS";
+    o.para(
+        &format!("{}  ", p.head(head)),
+        cols(head) + 2,
+        cols(head) + 2,
+        "labelled upstream reports whose failure looks like this one",
+        &|s| p.dim(s),
     )?;
     for s in similar {
-        writeln!(
-            w,
-            "   {:.2}  {}  {} · {}  {}",
-            s.score,
-            p.cause(s.cause.as_str()),
-            s.class,
-            s.phase,
-            s.source
+        let cause = s.cause.as_str();
+        let lead = format!("   {:.2}  {}  ", s.score, p.cause(cause));
+        let lead_w = 3 + 4 + 2 + cols(cause) + 2;
+        o.para(
+            &lead,
+            lead_w,
+            9,
+            &format!("{} · {}  {}", s.class, s.phase, s.source),
+            &|x| p.plain(x),
         )?;
         if !s.fix.is_empty() {
-            writeln!(w, "         fix  {}", cut(&s.fix, 140))?;
+            o.para("         fix  ", 14, 14, &s.fix, &|x| p.plain(x))?;
         }
     }
-    writeln!(w)
+    o.nl()
 }
 
-fn hypothesis_text(n: usize, h: &Hypothesis, p: &Paint, w: &mut dyn Write) -> io::Result<()> {
-    writeln!(
-        w,
-        " {} {:<18} {:.2}  {}",
-        n,
-        p.cause(h.cause.as_str()),
-        h.confidence,
-        cut(&h.summary, 110)
-    )?;
-    for (i, e) in h.evidence.iter().take(4).enumerate() {
-        let label = if i == 0 { "evidence" } else { "" };
-        writeln!(
-            w,
-            "     {:<9} {}: {}",
-            label,
-            line_ref(e.line, &e.file),
-            cut(&e.text, 100)
-        )?;
+fn hypothesis_text(
+    n: usize,
+    h: &Hypothesis,
+    cause_w: usize,
+    p: &Paint,
+    o: &mut Out,
+) -> io::Result<()> {
+    let num = format!(" {n} ");
+    let conf = format!(" {:.2}  ", h.confidence);
+    // Pad the plain name, then colour it: escape codes take no column.
+    let lead = format!("{num}{}{conf}", p.cause(&pad(h.cause.as_str(), cause_w)));
+    let lead_w = cols(&num) + cause_w + cols(&conf);
+    o.para(&lead, lead_w, lead_w, &h.summary, &|s| p.plain(s))?;
+    let label = |l: &str| format!("     {}", pad(l, LABEL_COL - 5));
+    let shown: Vec<_> = h.evidence.iter().take(4).collect();
+    let ref_w = shown
+        .iter()
+        .map(|e| cols(&line_ref(e.line, &e.file)))
+        .max()
+        .unwrap_or(0);
+    for (i, e) in shown.iter().enumerate() {
+        let lead = label(if i == 0 { "evidence" } else { "" });
+        let r = pad(&line_ref(e.line, &e.file), ref_w);
+        // Quoted log text: one line, cut in the middle so the error's end stays.
+        let room = o.width.saturating_sub(LABEL_COL + ref_w + 2).max(20);
+        let t = shorten_middle(&e.text, room);
+        writeln!(o.w, "{lead}{}  {t}", p.dim(&r))?;
     }
     if h.evidence.is_empty() && h.cases.is_empty() {
-        writeln!(
-            w,
-            "     {:<9} {}",
-            "evidence",
-            p.dim(
-                "no line of the log points here: ranked by how often this failure has this cause"
-            )
+        o.para(
+            &label("evidence"),
+            LABEL_COL,
+            LABEL_COL,
+            "no line of the log points here: ranked by how often this failure has this cause",
+            &|s| p.dim(s),
         )?;
     }
     if let Some(why) = &h.why {
-        writeln!(w, "     {:<9} {}", "why", cut(why, 160))?;
+        o.para(&label("why"), LABEL_COL, LABEL_COL, why, &|s| p.plain(s))?;
     }
     if !h.cases.is_empty() {
-        writeln!(w, "     {:<9} {}", "reports", cut(&cases_text(h), 140))?;
+        o.para(
+            &label("reports"),
+            LABEL_COL,
+            LABEL_COL,
+            &cases_text(h),
+            &|s| p.plain(s),
+        )?;
     }
     for (i, x) in h.experiments.iter().take(3).enumerate() {
-        let label = if i == 0 { "try" } else { "" };
-        writeln!(w, "     {:<9} {}", label, cut(x, 140))?;
+        let lead = label(if i == 0 { "try" } else { "" });
+        // What the user types: wrapped, never cut.
+        o.para(&lead, LABEL_COL, LABEL_COL + 2, x, &|s| p.plain(s))?;
     }
     Ok(())
 }
 
-fn timeline_and_warnings(r: &Report, p: &Paint, w: &mut dyn Write) -> io::Result<()> {
+/// Timeline steps for text: earlier runs that ended the same way fold into one step
+/// (`runs 1-9: the same failure (device-side-assert) ×9`), and a long run keeps its first
+/// and last steps, so the timeline stays a few lines whatever the log holds.
+fn timeline_steps(r: &Report) -> Vec<(String, bool)> {
+    const EARLIER: &str = "earlier run: ";
+    let t = &r.timeline;
+    // The last failed step is this run's failure; failed steps before the first milestone
+    // of the last run are earlier runs.
+    let last_failed = t.iter().rposition(|e| e.failed);
+    let final_label = r.failure.as_ref().map(|f| f.class.to_string());
+    let mut steps: Vec<(String, bool)> = Vec::new();
+    let mut i = 0;
+    let mut run_no = 0usize;
+    while i < t.len() {
+        let e = &t[i];
+        let earlier = e.failed && Some(i) != last_failed;
+        if !earlier {
+            let lines = match e.end_line {
+                Some(x) if x != e.line => format!("{}-{}", e.line, x),
+                _ => e.line.to_string(),
+            };
+            if e.failed {
+                steps.push((format!("{} ✗ ({lines})", e.label), true));
+            } else {
+                steps.push((format!("{} ({lines})", e.label), false));
+            }
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j + 1 < t.len()
+            && Some(j + 1) != last_failed
+            && t[j + 1].failed
+            && t[j + 1].label == e.label
+            && t[j + 1].phase == e.phase
+        {
+            j += 1;
+        }
+        let n = j - i + 1;
+        let what = e.label.strip_prefix(EARLIER).unwrap_or(&e.label);
+        let phase = match e.phase {
+            rosetta_schema::Phase::Unknown => String::new(),
+            ph => format!(" in {ph}"),
+        };
+        let same = final_label.as_deref() == Some(what)
+            && r.failure
+                .as_ref()
+                .is_some_and(|f| e.phase == rosetta_schema::Phase::Unknown || e.phase == f.phase);
+        let lines = if n > 1 {
+            format!("lines {}-{}", e.line, t[j].line)
+        } else {
+            format!("line {}", e.line)
+        };
+        let label = match (n, same) {
+            (1, true) => format!(
+                "run {}: the same failure, {what}{phase} ✗ ({lines})",
+                run_no + 1
+            ),
+            (1, false) => format!("run {}: {what}{phase} ✗ ({lines})", run_no + 1),
+            (_, true) => format!(
+                "runs {}-{}: the same failure, {what}{phase}, ×{n} ({lines})",
+                run_no + 1,
+                run_no + n
+            ),
+            (_, false) => format!(
+                "runs {}-{}: {what}{phase} ×{n} ({lines})",
+                run_no + 1,
+                run_no + n
+            ),
+        };
+        steps.push((label, true));
+        run_no += n;
+        i = j + 1;
+    }
+    // Keep the head and the end of a long timeline.
+    const KEEP_HEAD: usize = 4;
+    const KEEP_TAIL: usize = 8;
+    if steps.len() > KEEP_HEAD + KEEP_TAIL + 1 {
+        let hidden = steps.len() - KEEP_HEAD - KEEP_TAIL;
+        let tail = steps.split_off(steps.len() - KEEP_TAIL);
+        steps.truncate(KEEP_HEAD);
+        steps.push((format!("… {hidden} steps …"), false));
+        steps.extend(tail);
+    }
+    steps
+}
+
+fn timeline_and_warnings(r: &Report, p: &Paint, o: &mut Out) -> io::Result<()> {
     if !r.timeline.is_empty() {
-        let steps: Vec<String> = r
-            .timeline
-            .iter()
-            .map(|t| {
-                let lines = match t.end_line {
-                    Some(e) if e != t.line => format!("{}-{}", t.line, e),
-                    _ => t.line.to_string(),
-                };
-                if t.failed {
-                    p.bad(&format!("{} ✗ ({})", t.label, lines))
-                } else {
-                    format!("{} ({})", t.label, lines)
+        // Lay the plain steps out first, then colour each: a step is never split between
+        // lines unless it is longer than a line by itself.
+        let steps = timeline_steps(r);
+        let lead_w = 9;
+        let mut line = String::new();
+        let mut line_w = 0;
+        let mut first = true;
+        let sep = " · ";
+        let emit = |o: &mut Out, line: &str, first: bool| -> io::Result<()> {
+            if first {
+                writeln!(o.w, "{} {line}", p.head("TIMELINE"))
+            } else {
+                writeln!(o.w, "{}{line}", " ".repeat(lead_w))
+            }
+        };
+        let avail = o.width.saturating_sub(lead_w).max(20);
+        for (k, (s, failed)) in steps.iter().enumerate() {
+            let last = k + 1 == steps.len();
+            let piece_w = cols(s) + if last { 0 } else { cols(sep) - 1 };
+            if line_w > 0 && line_w + piece_w > avail {
+                emit(o, line.trim_end(), first)?;
+                first = false;
+                line.clear();
+                line_w = 0;
+            }
+            for (n, part) in wrap(s, avail - line_w, avail).iter().enumerate() {
+                if n > 0 {
+                    emit(o, line.trim_end(), first)?;
+                    first = false;
+                    line.clear();
+                    line_w = 0;
                 }
-            })
-            .collect();
-        writeln!(w, "{} {}", p.head("TIMELINE"), steps.join(" · "))?;
+                line.push_str(&if *failed { p.bad(part) } else { part.clone() });
+                line_w += cols(part);
+            }
+            if !last {
+                line.push_str(sep);
+                line_w += cols(sep);
+            }
+        }
+        if line_w > 0 {
+            emit(o, line.trim_end(), first)?;
+        }
     }
     if !r.warnings.is_empty() {
-        writeln!(w)?;
+        o.nl()?;
         writeln!(
-            w,
+            o.w,
             "{}",
             p.head(&format!(
                 "WARNINGS ({} distinct of {})",
@@ -388,26 +734,25 @@ fn timeline_and_warnings(r: &Report, p: &Paint, w: &mut dyn Write) -> io::Result
             } else {
                 String::new()
             };
+            let lead = format!(" {:>6}  ×{:<5} ", wn.line, wn.count);
+            let room = o.width.saturating_sub(cols(&lead) + cols(&ranks)).max(20);
             writeln!(
-                w,
-                " {:>6}  ×{:<5} {}{}",
-                wn.line,
-                wn.count,
-                cut(&wn.text, 110),
+                o.w,
+                "{lead}{}{}",
+                shorten_middle(&wn.text, room),
                 p.dim(&ranks)
             )?;
             if let Some(n) = &wn.note {
-                writeln!(w, "         {}", p.dim(&format!("note: {}", cut(n, 150))))?;
+                o.para("         ", 9, 15, &format!("note: {n}"), &|s| p.dim(s))?;
             }
         }
         if r.warnings.len() > 12 {
-            writeln!(
-                w,
-                "         {}",
-                p.dim(&format!(
-                    "… {} more (--format json lists all)",
-                    r.warnings.len() - 12
-                ))
+            o.para(
+                "         ",
+                9,
+                11,
+                &format!("… {} more (--format json lists all)", r.warnings.len() - 12),
+                &|s| p.dim(s),
             )?;
         }
     }
@@ -415,19 +760,21 @@ fn timeline_and_warnings(r: &Report, p: &Paint, w: &mut dyn Write) -> io::Result
     let bytes: u64 = r.inputs.iter().map(|i| i.bytes).sum();
     for i in &r.inputs {
         if let Some(n) = &i.note {
-            writeln!(w, "{}", p.bad(&format!("input {}: {}", i.path, n)))?;
+            o.para("", 0, 2, &format!("input {}: {}", i.path, n), &|s| p.bad(s))?;
         }
     }
-    writeln!(
-        w,
-        "{}",
-        p.dim(&format!(
+    o.para(
+        "",
+        0,
+        2,
+        &format!(
             "read {} lines ({}) from {} input(s) · {}",
             lines,
             human_bytes(bytes),
             r.inputs.len(),
             r.rosetta
-        ))
+        ),
+        &|s| p.dim(s),
     )
 }
 
@@ -493,19 +840,33 @@ fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
             _ => writeln!(w, "No failure found.")?,
         },
         Some(f) => {
-            let rank = f.rank.map(|r| format!(", rank {r}")).unwrap_or_default();
             writeln!(
                 w,
-                "**Failure:** `{}` in `{}`{} at line {}",
-                f.class, f.phase, rank, f.line
+                "**Failure:** `{}` in `{}` · {}",
+                f.class,
+                f.phase,
+                rank_line_time(f).join(" · ")
             )?;
             writeln!(w)?;
             writeln!(w, "```")?;
-            writeln!(w, "{}", cut(&f.message, 400))?;
+            writeln!(w, "{}", shorten_middle(&f.message, 400))?;
             writeln!(w, "```")?;
+            if let Some(s) = &f.surfaced {
+                writeln!(w)?;
+                writeln!(
+                    w,
+                    "Then at {}: `{}`",
+                    line_ref(Some(s.line), &f.file),
+                    shorten_middle(&s.message, 300).replace('`', "'")
+                )?;
+            }
             if f.asynchronous {
                 writeln!(w)?;
-                writeln!(w, "_Asynchronous CUDA error: the traceback names a sync point{}, not the failing kernel._", f.sync_point.as_ref().map(|s| format!(" (`{}`)", cut(s, 100))).unwrap_or_default())?;
+                writeln!(w, "_Asynchronous CUDA error: the traceback names a sync point{}, not the failing kernel._", f.sync_point.as_ref().map(|s| format!(" (`{}`)", s.trim())).unwrap_or_default())?;
+            }
+            if !f.phase_reason.is_empty() {
+                writeln!(w)?;
+                writeln!(w, "Phase {}", md_escape(&phase_words(f)))?;
             }
         }
     }
@@ -537,22 +898,34 @@ fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
             )?;
         }
         for (i, h) in r.hypotheses.iter().take(style.top).enumerate() {
-            if h.evidence.is_empty() {
+            if h.evidence.is_empty() && h.references.is_empty() {
                 continue;
             }
             writeln!(w)?;
             writeln!(
                 w,
-                "<details><summary>{}. {} — evidence</summary>",
+                "<details><summary>{}. {} — {}</summary>",
                 i + 1,
-                h.cause
+                h.cause,
+                if h.evidence.is_empty() {
+                    "references"
+                } else {
+                    "evidence"
+                }
             )?;
-            writeln!(w)?;
-            writeln!(w, "```")?;
-            for e in &h.evidence {
-                writeln!(w, "{}: {}", line_ref(e.line, &e.file), cut(&e.text, 300))?;
+            if !h.evidence.is_empty() {
+                writeln!(w)?;
+                writeln!(w, "```")?;
+                for e in &h.evidence {
+                    writeln!(
+                        w,
+                        "{}: {}",
+                        line_ref(e.line, &e.file),
+                        shorten_middle(&e.text, 300)
+                    )?;
+                }
+                writeln!(w, "```")?;
             }
-            writeln!(w, "```")?;
             if !h.references.is_empty() {
                 writeln!(w)?;
                 for rf in &h.references {
@@ -649,10 +1022,7 @@ fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
         None => match r.no_failure.as_ref() {
             Some(n) if n.reason == "empty" => writeln!(w, "<p>The input is empty.</p>")?,
             Some(n) if n.reason == "unknown-pattern" => {
-                writeln!(
-                    w,
-                    "<p>No known failure pattern; the last error-looking lines:</p><pre>"
-                )?;
+                writeln!(w, "<p>No known failure pattern; the last error-looking lines:</p><pre>")?;
                 for e in &n.lines {
                     writeln!(w, "{}: {}", esc(&line_ref(e.line, &e.file)), esc(&e.text))?;
                 }
@@ -661,16 +1031,23 @@ fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
             _ => writeln!(w, "<p>No failure found.</p>")?,
         },
         Some(f) => {
-            writeln!(
-                w,
-                "<h2 class=\"fail\">{} · {} · line {}</h2>",
-                esc(f.class.as_str()),
-                esc(f.phase.as_str()),
-                f.line
-            )?;
+            let mut head = vec![f.class.to_string(), f.phase.to_string()];
+            head.extend(rank_line_time(f));
+            writeln!(w, "<h2 class=\"fail\">{}</h2>", esc(&head.join(" · ")))?;
             writeln!(w, "<pre>{}</pre>", esc(&f.message))?;
+            if let Some(s) = &f.surfaced {
+                writeln!(
+                    w,
+                    "<p>Then at {}: <code>{}</code></p>",
+                    esc(&line_ref(Some(s.line), &f.file)),
+                    esc(&s.message)
+                )?;
+            }
             if f.asynchronous {
                 writeln!(w, "<p>Asynchronous: the traceback names a sync point{}, not the failing kernel.</p>", f.sync_point.as_ref().map(|s| format!(" (<code>{}</code>)", esc(s))).unwrap_or_default())?;
+            }
+            if !f.phase_reason.is_empty() {
+                writeln!(w, "<p>Phase {}</p>", esc(&phase_words(f)))?;
             }
         }
     }
@@ -695,7 +1072,7 @@ fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
                     format!(
                         "<br><code>{}: {}</code>",
                         line_ref(e.line, &e.file),
-                        esc(&cut(&e.text, 200))
+                        esc(&shorten_middle(&e.text, 300))
                     )
                 })
                 .collect();
@@ -704,7 +1081,18 @@ fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
                 .iter()
                 .map(|x| format!("<li>{}</li>", esc(x)))
                 .collect();
-            writeln!(w, "<tr><td>{}</td><td><code>{}</code></td><td>{:.2}</td><td>{}{}</td><td><ul>{}</ul></td></tr>", i + 1, h.cause, h.confidence, esc(&summary_with_cases(h)), ev, tries)?;
+            let refs: String = h
+                .references
+                .iter()
+                .map(|u| {
+                    if u.starts_with("http") {
+                        format!("<br><a href=\"{}\">{}</a>", esc(u), esc(&thread_name(u)))
+                    } else {
+                        format!("<br>{}", esc(u))
+                    }
+                })
+                .collect();
+            writeln!(w, "<tr><td>{}</td><td><code>{}</code></td><td>{:.2}</td><td>{}{}{}</td><td><ul>{}</ul></td></tr>", i + 1, h.cause, h.confidence, esc(&summary_with_cases(h)), ev, refs, tries)?;
         }
         writeln!(w, "</table>")?;
     }
@@ -883,7 +1271,7 @@ mod tests {
             ("html", Format::Html),
         ] {
             let mut out = Vec::new();
-            render(&r, f, Style::default(), &mut out).unwrap();
+            render_width(&r, f, Style::default(), 100, &mut out).unwrap();
             insta::assert_snapshot!(format!("similar_{name}"), String::from_utf8(out).unwrap());
         }
         let mut out = Vec::new();
@@ -893,6 +1281,286 @@ mod tests {
         assert_eq!(v["similar"][0]["cause"], "comm-setup");
         assert_eq!(v["hypotheses"][1]["cases"][0]["score"], 0.71);
         assert!(v["hypotheses"][0].get("also_rules").is_none());
+    }
+
+    fn text_of(r: &Report, color: bool, width: usize) -> String {
+        let mut out = Vec::new();
+        let style = Style {
+            color,
+            ..Style::default()
+        };
+        render_width(r, Format::Text, style, width, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    fn strip_ansi(s: &str) -> String {
+        regex::Regex::new("\x1b\\[[0-9;]*m")
+            .unwrap()
+            .replace_all(s, "")
+            .into_owned()
+    }
+
+    /// All the words of the output, one space apart: what a reader sees once wrapping is undone.
+    fn words(s: &str) -> String {
+        s.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    /// A decode crash with long lines everywhere: the log text, the sync point, what to try.
+    fn long_lines() -> Report {
+        let mut r = with_similar();
+        let f = r.failure.as_mut().unwrap();
+        f.class = rosetta_schema::FailureClass::DeviceSideAssert;
+        f.phase = rosetta_schema::Phase::Decode;
+        f.line = 162;
+        f.message = format!(
+            "/sgl-workspace/sglang/sgl-kernel/csrc/attention/flashmla/flash_fwd_mla_kernel.h:112: {} Assertion `false && \"unsupported arch\"` failed.",
+            "block: [3,0,0], thread: [64,0,0] ".repeat(12)
+        );
+        f.asynchronous = true;
+        f.sync_point = Some("process_batch_result_decode (srt/managers/scheduler_output_processor_mixin.py:288): result.copy_done.synchronize_every_stream_of_the_batch_before_the_next_step(stream=torch.cuda.current_stream())".into());
+        f.phase_reason = "the traceback passes through process_batch_result_decode".into();
+        let h = &mut r.hypotheses[0];
+        h.evidence = vec![
+            crate::model::Evidence {
+                line: Some(2),
+                file: None,
+                text: "GPU NVIDIA RTX PRO 6000 = sm_120".into(),
+            },
+            crate::model::Evidence {
+                line: Some(163),
+                file: None,
+                text: format!(
+                    "[2026-02-24 10:11:06 TP2] Scheduler hit an exception: {} torch.AcceleratorError: CUDA error: an illegal memory access was encountered",
+                    "Traceback frame text ".repeat(15)
+                ),
+            },
+        ];
+        h.experiments = vec![
+            "compare the RoPE block of config.json (rope_scaling / rope_parameters) with what transformers 5.2.0 expects: rosetta config <model dir> --transformers 5.2.0 --context-length 131072  (look)".into(),
+        ];
+        r
+    }
+
+    #[test]
+    fn what_the_user_types_is_wrapped_never_cut() {
+        // Issue 12, point 4: "try" lines were cut mid-flag (`rosetta config <model dir> --tr…`).
+        let r = long_lines();
+        for width in [60, 80, 100, 140] {
+            let out = text_of(&r, false, width);
+            for l in out.lines() {
+                // Only a single word longer than a line (the sync point's code) may run over.
+                assert!(
+                    l.chars().count() <= width || !l.trim().contains(' '),
+                    "{width}: {l:?}"
+                );
+            }
+            let all = words(&out);
+            assert!(
+                all.contains(&words(&r.hypotheses[0].experiments[0])),
+                "{out}"
+            );
+            assert!(all.contains(&words(&r.hypotheses[0].summary)), "{out}");
+            assert!(!out.contains("--tr…"), "{out}");
+        }
+    }
+
+    #[test]
+    fn quoted_log_text_is_cut_in_the_middle_keeping_its_end() {
+        let r = long_lines();
+        let out = text_of(&r, false, 100);
+        let ev = out.lines().find(|l| l.contains("line 163")).unwrap();
+        assert!(
+            ev.ends_with("CUDA error: an illegal memory access was encountered"),
+            "{ev}"
+        );
+        assert!(ev.contains('…'), "{ev}");
+        assert!(ev.contains("line 163  [2026-02-24"), "{ev}");
+        // The failing line keeps its end too.
+        assert!(out.contains("failed."), "{out}");
+    }
+
+    #[test]
+    fn colour_pads_before_painting() {
+        // Issue 12, point 5: escape codes inside `{:<18}` shifted every column after them.
+        let r = long_lines();
+        let plain = text_of(&r, false, 100);
+        let coloured = text_of(&r, true, 100);
+        assert_ne!(plain, coloured);
+        assert_eq!(strip_ansi(&coloured), plain);
+    }
+
+    #[test]
+    fn words_a_person_reads() {
+        // Issue 12, point 6: `line 162`, the phase named in words, the sync point whole.
+        let r = long_lines();
+        let out = text_of(&r, false, 100);
+        assert!(out.contains("evidence  line 2  "), "{out}");
+        assert!(!out.contains(" 2: GPU"), "{out}");
+        assert!(out.contains("· line 162"), "{out}");
+        assert!(
+            out.contains(
+                "\n         decode: the traceback passes through process_batch_result_decode"
+            ),
+            "{out}"
+        );
+        assert!(!out.contains("phase: "), "{out}");
+        let sp = r.failure.as_ref().unwrap().sync_point.clone().unwrap();
+        assert!(words(&out).contains(&words(&sp)), "{out}");
+    }
+
+    fn restart_loop(earlier: usize) -> Report {
+        use crate::model::TimelineEntry;
+        use rosetta_schema::Phase;
+        let mut r = long_lines();
+        let step = |phase, line, label: &str, failed| TimelineEntry {
+            phase,
+            line,
+            end_line: None,
+            label: label.into(),
+            time: None,
+            failed,
+        };
+        for i in 0..earlier {
+            r.timeline.push(step(
+                Phase::Unknown,
+                10 + i as u64 * 40,
+                "earlier run: device-side-assert",
+                true,
+            ));
+        }
+        let base = 10 + earlier as u64 * 40;
+        for (k, l) in ["start", "weight load", "KV cache sized", "ready", "decode"]
+            .iter()
+            .enumerate()
+        {
+            r.timeline
+                .push(step(Phase::Startup, base + k as u64, l, false));
+        }
+        r.timeline.push(step(
+            Phase::Decode,
+            base + 9,
+            "decode: device-side-assert",
+            true,
+        ));
+        r
+    }
+
+    #[test]
+    fn the_timeline_folds_runs_that_ended_the_same_way() {
+        // Issue 12, point 1: 3,600 restarts made the TIMELINE one 38,000-character line.
+        for n in [9, 3600] {
+            let out = text_of(&restart_loop(n), false, 100);
+            let tl: Vec<&str> = out
+                .lines()
+                .skip_while(|l| !l.starts_with("TIMELINE"))
+                .take_while(|l| !l.is_empty() && !l.starts_with("read "))
+                .collect();
+            assert!(!tl.is_empty() && tl.len() <= 3, "{n}: {tl:#?}");
+            let t = tl.join(" ");
+            assert!(
+                t.contains(&format!(
+                    "runs 1-{n}: the same failure, device-side-assert, ×{n}"
+                )),
+                "{t}"
+            );
+            assert!(t.contains("decode: device-side-assert ✗"), "{t}");
+        }
+    }
+
+    #[test]
+    fn a_long_timeline_keeps_its_head_and_end() {
+        use crate::model::TimelineEntry;
+        let mut r = long_lines();
+        for i in 0..64 {
+            r.timeline.push(TimelineEntry {
+                phase: rosetta_schema::Phase::Decode,
+                line: i,
+                end_line: None,
+                label: format!("step number {i}"),
+                time: None,
+                failed: i == 63,
+            });
+        }
+        let out = text_of(&r, false, 100);
+        let tl = out
+            .lines()
+            .skip_while(|l| !l.starts_with("TIMELINE"))
+            .take_while(|l| !l.is_empty() && !l.starts_with("read "))
+            .count();
+        assert!(tl <= 4, "{out}");
+        assert!(
+            out.contains("step number 0 (0)") && out.contains("step number 63 ✗ (63)"),
+            "{out}"
+        );
+        assert!(out.contains("… 52 steps …"), "{out}");
+    }
+
+    #[test]
+    fn wrap_keeps_every_character() {
+        let s = "a  b ccccccccccccccccccccccccccccccc dd eeeeeeee f";
+        let lines = wrap(s, 12, 14);
+        assert_eq!(
+            lines,
+            vec!["a  b", "ccccccccccccccccccccccccccccccc", "dd eeeeeeee f"]
+        );
+        assert_eq!(wrap("x  (one restart)", 80, 80), vec!["x  (one restart)"]);
+    }
+
+    #[test]
+    fn shorten_middle_keeps_both_ends() {
+        let s = format!("START {} END-OF-ERROR", "middle ".repeat(40));
+        let t = shorten_middle(&s, 60);
+        assert!(t.chars().count() <= 60, "{t}");
+        assert!(t.starts_with("START") && t.ends_with("END-OF-ERROR") && t.contains('…'));
+        assert_eq!(shorten_middle("short", 60), "short");
+    }
+
+    #[test]
+    fn every_format_carries_the_same_facts() {
+        // Issue 12, point 8: HTML lacked the rank, the time and the references.
+        let mut r = long_lines();
+        {
+            let f = r.failure.as_mut().unwrap();
+            f.rank = Some(2);
+            f.ranks = vec![0, 1, 2, 3];
+            f.time = Some("2026-02-24 10:11:06".into());
+            f.surfaced = Some(crate::model::Surfaced {
+                line: 163,
+                message: "torch.AcceleratorError: CUDA error: device-side assert triggered".into(),
+            });
+        }
+        r.hypotheses[0].references =
+            vec!["https://github.com/sgl-project/sglang/issues/26087".into()];
+        r.notes = vec!["the log holds 2 runs".into()];
+        let facts = [
+            "device-side-assert",
+            "decode",
+            "rank 2 first (4 ranks: 0-3)",
+            "line 162",
+            "2026-02-24 10:11:06",
+            "line 163",
+            "process_batch_result_decode",
+            "the traceback passes through",
+            "comm-setup",
+            "0.62",
+            "Run the container with a larger /dev/shm",
+            "the log holds 2 runs",
+            "pytorch/torchtitan#853",
+        ];
+        for f in [Format::Text, Format::Markdown, Format::Html] {
+            let mut out = Vec::new();
+            render_width(&r, f, Style::default(), 100, &mut out).unwrap();
+            let out = String::from_utf8(out).unwrap();
+            for fact in facts {
+                assert!(out.contains(fact), "{f:?} lacks {fact:?}:\n{out}");
+            }
+            if f != Format::Text {
+                assert!(
+                    out.contains("sgl-project/sglang"),
+                    "{f:?} lacks the references"
+                );
+            }
+        }
     }
 
     #[test]

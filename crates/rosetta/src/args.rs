@@ -71,6 +71,19 @@ pub enum DiagnoseFormat {
     Html,
 }
 
+/// `--format` of the commands that write text, JSON and Markdown only: `--help` lists
+/// exactly what they accept.
+fn text_json_markdown() -> impl clap::builder::TypedValueParser<Value = Format> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(["text", "json", "markdown"]).map(|s| {
+        match s.as_str() {
+            "json" => Format::Json,
+            "markdown" => Format::Markdown,
+            _ => Format::Text,
+        }
+    })
+}
+
 /// When to colour text output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ColorChoice {
@@ -131,8 +144,8 @@ pub struct EnvArgs {
     /// Judge libraries against these GPU archs (e.g. `sm_120`, `12.0`, `H200`) as well as the GPUs present.
     #[arg(long, value_name = "ARCH")]
     pub gpu: Vec<String>,
-    /// Output format (text, json or markdown).
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    /// Output format.
+    #[arg(long, value_parser = text_json_markdown(), default_value = "text")]
     pub format: Format,
     /// When to use colour.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
@@ -173,8 +186,11 @@ pub struct VersionsArgs {
     /// Parallel requests.
     #[arg(long, default_value_t = 8)]
     pub jobs: usize,
+    /// Show every release read, not only the releases around the answer.
+    #[arg(long)]
+    pub all: bool,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    #[arg(long, value_parser = text_json_markdown(), default_value = "text")]
     pub format: Format,
 }
 
@@ -192,7 +208,7 @@ pub struct ConfigArgs {
     #[arg(long, value_name = "ARCH")]
     pub gpu: Option<String>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    #[arg(long, value_parser = text_json_markdown(), default_value = "text")]
     pub format: Format,
 }
 
@@ -283,8 +299,8 @@ pub struct FindingsArgs {
     /// $XDG_STATE_HOME/rosetta/journal.sqlite).
     #[arg(long, global = true, value_name = "PATH_OR_URL")]
     pub journal: Option<String>,
-    /// Output format: text, json or markdown (export: markdown).
-    #[arg(long, global = true, value_enum)]
+    /// Output format (export: markdown).
+    #[arg(long, global = true, value_parser = text_json_markdown())]
     pub format: Option<Format>,
     /// When to use colour (show).
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]

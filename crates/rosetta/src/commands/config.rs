@@ -16,9 +16,6 @@ use std::str::FromStr;
 
 /// Runs `rosetta config`.
 pub fn run(args: ConfigArgs) -> Outcome {
-    if args.format == Format::Html {
-        return Err(usage("`rosetta config` writes text, json or markdown"));
-    }
     let env = |k: &str| std::env::var(k).ok();
     let cfg = model_config::read(&args.model, &env).map_err(|e| usage(&e.to_string()))?;
 

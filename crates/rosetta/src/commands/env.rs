@@ -11,11 +11,6 @@ use std::io::Write;
 
 /// Runs `rosetta env`.
 pub fn run(args: EnvArgs) -> Outcome {
-    if args.format == Format::Html {
-        anyhow::bail!(
-            "--format html is not available for `rosetta env`; use text, json or markdown"
-        );
-    }
     let named = args
         .gpu
         .iter()

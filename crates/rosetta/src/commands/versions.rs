@@ -27,9 +27,6 @@ use std::time::{Duration, Instant};
 /// Runs `rosetta versions`.
 pub fn run(args: VersionsArgs) -> Outcome {
     let question = question_of(&args)?;
-    if args.format == Format::Html {
-        return Err(usage("`rosetta versions` writes text, json or markdown"));
-    }
     let since = args
         .since
         .as_deref()
@@ -246,6 +243,60 @@ impl Ctx<'_> {
     }
 }
 
+/// The releases a table shows: every one with `--all`, else the few around each place the
+/// answer changes (and any that failed), so the answer stays on the screen.
+fn shown_rows(releases: &[ReleaseAnswer], all: bool) -> Vec<Option<usize>> {
+    const AROUND: usize = 3;
+    let n = releases.len();
+    if all || n <= 2 * AROUND + 4 {
+        return (0..n).map(Some).collect();
+    }
+    let mut keep = vec![false; n];
+    let mut boundary = false;
+    for i in 0..n {
+        if releases[i].error.is_some() {
+            keep[i] = true;
+        }
+        if i > 0 && answer_word(&releases[i]) != answer_word(&releases[i - 1]) {
+            boundary = true;
+            for k in keep
+                .iter_mut()
+                .take((i + AROUND).min(n))
+                .skip(i.saturating_sub(AROUND))
+            {
+                *k = true;
+            }
+        }
+    }
+    if !boundary {
+        for k in keep.iter_mut().skip(n - AROUND) {
+            *k = true;
+        }
+    }
+    let mut rows = Vec::new();
+    for (i, k) in keep.iter().enumerate() {
+        if *k {
+            rows.push(Some(i));
+        } else if rows.last().is_some_and(|r| r.is_some()) || rows.is_empty() {
+            rows.push(None);
+        }
+    }
+    rows
+}
+
+/// How many releases a `None` row of [`shown_rows`] stands for.
+fn hidden_runs(rows: &[Option<usize>], n: usize) -> Vec<usize> {
+    let mut out = Vec::new();
+    for (k, r) in rows.iter().enumerate() {
+        if r.is_none() {
+            let from = rows[..k].iter().rev().find_map(|x| *x).map_or(0, |x| x + 1);
+            let to = rows[k + 1..].iter().find_map(|x| *x).unwrap_or(n);
+            out.push(to - from);
+        }
+    }
+    out
+}
+
 fn answer_word(r: &ReleaseAnswer) -> &'static str {
     match (r.answer, &r.error) {
         (_, Some(_)) => "error",
@@ -295,7 +346,19 @@ fn render_text(out: &mut dyn Write, c: &Ctx) -> anyhow::Result<()> {
         "{:<14} {:<6} {:>10} {:>10}  notes",
         "release", "answer", "read", "size"
     )?;
-    for r in &c.sweep.releases {
+    let rows = shown_rows(&c.sweep.releases, c.args.all);
+    let mut hidden = hidden_runs(&rows, c.sweep.releases.len()).into_iter();
+    for row in &rows {
+        let Some(i) = row else {
+            writeln!(
+                out,
+                "{:<14} … {} more releases (--all shows every one)",
+                "…",
+                hidden.next().unwrap_or(0)
+            )?;
+            continue;
+        };
+        let r = &c.sweep.releases[*i];
         let mut notes = Vec::new();
         if r.yanked {
             notes.push(match &r.yanked_reason {
@@ -369,7 +432,18 @@ fn render_markdown(out: &mut dyn Write, c: &Ctx) -> anyhow::Result<()> {
     writeln!(out)?;
     writeln!(out, "| release | answer | read | size | notes |")?;
     writeln!(out, "|---|---|---:|---:|---|")?;
-    for r in &c.sweep.releases {
+    let rows = shown_rows(&c.sweep.releases, c.args.all);
+    let mut hidden = hidden_runs(&rows, c.sweep.releases.len()).into_iter();
+    for row in &rows {
+        let Some(i) = row else {
+            writeln!(
+                out,
+                "| … | {} more releases (`--all` shows every one) | | | |",
+                hidden.next().unwrap_or(0)
+            )?;
+            continue;
+        };
+        let r = &c.sweep.releases[*i];
         let mut notes = Vec::new();
         if r.yanked {
             notes.push("yanked".to_string());
@@ -697,6 +771,51 @@ mod tests {
         assert_eq!(String::from_utf8(again).unwrap(), text.trim_end());
         assert!(table.model_types.len() > 800);
         assert_eq!(table.first_release("glm_moe_dsa"), Some("5.2.0"));
+    }
+
+    fn release(v: &str, yes: bool) -> ReleaseAnswer {
+        ReleaseAnswer {
+            version: v.into(),
+            prerelease: false,
+            yanked: false,
+            yanked_reason: None,
+            uploaded: None,
+            file: None,
+            answer: Some(yes),
+            model_types: None,
+            bytes_read: 0,
+            bytes_total: 0,
+            requests: 0,
+            from_cache: false,
+            note: None,
+            error: None,
+            unreachable: false,
+        }
+    }
+
+    #[test]
+    fn the_table_shows_the_releases_around_the_answer() {
+        // Issue 12, point 9: ~270 rows scrolled the answer off the screen.
+        let rs: Vec<ReleaseAnswer> = (0..270)
+            .map(|i| release(&format!("4.{i}.0"), i >= 200))
+            .collect();
+        let rows = shown_rows(&rs, false);
+        assert!(rows.len() <= 10, "{rows:?}");
+        assert_eq!(
+            rows,
+            vec![
+                None,
+                Some(197),
+                Some(198),
+                Some(199),
+                Some(200),
+                Some(201),
+                Some(202),
+                None
+            ]
+        );
+        assert_eq!(hidden_runs(&rows, rs.len()), vec![197, 67]);
+        assert_eq!(shown_rows(&rs, true).len(), 270);
     }
 
     #[test]

@@ -10,7 +10,9 @@ mod config;
 mod diagnose;
 mod each;
 mod mechanisms;
+mod formats;
 mod preflight;
+mod readme;
 mod run;
 mod snapshots_test;
 mod versions;
@@ -31,6 +33,7 @@ pub fn run(args: &[&str]) -> Output {
     Command::new(bin())
         .args(args)
         .env("NO_COLOR", "1")
+        .env("COLUMNS", "100")
         .output()
         .expect("rosetta runs")
 }
@@ -39,6 +42,7 @@ pub fn run_stdin(args: &[&str], input: &[u8]) -> Output {
     let mut child = Command::new(bin())
         .args(args)
         .env("NO_COLOR", "1")
+        .env("COLUMNS", "100")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -2,7 +2,7 @@
 
 #[path = "../../../rosetta-index/tests/it/server.rs"]
 #[allow(dead_code)]
-mod server;
+pub(crate) mod server;
 
 use super::{rosetta, stderr, stdout};
 use server::{filler, start, zip, File, PageMode};
@@ -49,6 +49,11 @@ fn index(mode: PageMode, ranges: bool) -> server::Index {
         mode,
         ranges,
     )
+}
+
+/// An index of four transformers releases on 127.0.0.1, for other tests.
+pub(crate) fn serve() -> server::Index {
+    index(PageMode::Json, true)
 }
 
 #[test]
