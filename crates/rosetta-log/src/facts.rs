@@ -1366,7 +1366,10 @@ fn phase_of(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> (Phase, String) {
         if voc.serving_function(&fr.function) {
             return (
                 Phase::Decode,
-                format!("the traceback passes through the serving loop ({})", fr.function),
+                format!(
+                    "the traceback passes through the serving loop ({})",
+                    fr.function
+                ),
             );
         }
     }

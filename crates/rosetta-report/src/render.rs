@@ -377,13 +377,20 @@ fn text(r: &Report, style: Style, width: usize, w: &mut dyn Write) -> io::Result
                     &format!("{head}  "),
                     9,
                     9,
-                    &format!("no known failure pattern in {lines} lines; the last error-looking lines:"),
+                    &format!(
+                        "no known failure pattern in {lines} lines; the last error-looking lines:"
+                    ),
                     &|s| p.plain(s),
                 )?;
                 for e in nf.map_or(&[][..], |n| &n.lines[..]) {
                     let r = format!("{}  ", line_ref(e.line, &e.file));
                     let room = width.saturating_sub(9 + cols(&r)).max(20);
-                    writeln!(o.w, "         {}{}", p.dim(&r), shorten_middle(&e.text, room))?;
+                    writeln!(
+                        o.w,
+                        "         {}{}",
+                        p.dim(&r),
+                        shorten_middle(&e.text, room)
+                    )?;
                 }
             }
             _ => {
@@ -435,13 +442,23 @@ fn text(r: &Report, style: Style, width: usize, w: &mut dyn Write) -> io::Result
         o.para(ind, 9, 11, &phase_words(f), &|s| p.dim(s))?;
     }
     if let (Some(file), false) = (&f.file, r.other_inputs.is_empty()) {
-        o.para(ind, 9, 11, &format!("{file} holds the first root error"), &|s| p.dim(s))?;
+        o.para(
+            ind,
+            9,
+            11,
+            &format!("{file} holds the first root error"),
+            &|s| p.dim(s),
+        )?;
     }
     for x in &r.other_inputs {
         let rank = x.rank.map(|k| format!(" · rank {k}")).unwrap_or_default();
         let head = format!("{} · {}{rank} · {}:{}", x.class, x.phase, x.file, x.line);
-        o.para(&format!("{}     ", p.bad("ALSO")), 9, 9, &head, &|s| p.head(s))?;
-        o.para(ind, 9, 9, &shorten_middle(&x.message, 2 * body), &|s| p.plain(s))?;
+        o.para(&format!("{}     ", p.bad("ALSO")), 9, 9, &head, &|s| {
+            p.head(s)
+        })?;
+        o.para(ind, 9, 9, &shorten_middle(&x.message, 2 * body), &|s| {
+            p.plain(s)
+        })?;
     }
     o.nl()?;
     if !r.hypotheses.is_empty() {
@@ -1022,7 +1039,10 @@ fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
         None => match r.no_failure.as_ref() {
             Some(n) if n.reason == "empty" => writeln!(w, "<p>The input is empty.</p>")?,
             Some(n) if n.reason == "unknown-pattern" => {
-                writeln!(w, "<p>No known failure pattern; the last error-looking lines:</p><pre>")?;
+                writeln!(
+                    w,
+                    "<p>No known failure pattern; the last error-looking lines:</p><pre>"
+                )?;
                 for e in &n.lines {
                     writeln!(w, "{}: {}", esc(&line_ref(e.line, &e.file)), esc(&e.text))?;
                 }
