@@ -83,10 +83,10 @@ fn the_example_without_its_gpu_names_still_blames_the_backend() {
 
 #[test]
 fn a_restart_loop_diagnoses_the_last_run_in_full() {
-    let run = second_run();
+    let launch = second_run();
     let mut log = String::new();
     for k in 0..10 {
-        for l in &run {
+        for l in &launch {
             log.push_str(&shift(l, k * 600));
             log.push('\n');
         }
@@ -95,7 +95,7 @@ fn a_restart_loop_diagnoses_the_last_run_in_full() {
     let p = write(dir.path(), "loop.log", &log);
     let v = json(&run(&["diagnose", "--format", "json", &p]));
     let f = &v["failure"];
-    let per_run = run.len() as u64;
+    let per_run = launch.len() as u64;
     assert!(
         f["line"].as_u64().unwrap() > 9 * per_run,
         "the last run: {f}"
@@ -122,8 +122,8 @@ fn a_restart_loop_diagnoses_the_last_run_in_full() {
 
 #[test]
 fn byte_identical_copies_are_runs_too() {
-    let run = second_run().join("\n") + "\n";
-    let log = run.repeat(300);
+    let launch = second_run().join("\n") + "\n";
+    let log = launch.repeat(300);
     let v = json(&run_stdin(
         &["diagnose", "--format", "json"],
         log.as_bytes(),
