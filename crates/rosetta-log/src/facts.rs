@@ -938,8 +938,10 @@ fn choose_failure(
                 // A long pause means a new attempt, unless the later error is the kind
                 // that comes from waiting on a failed peer (timeouts, aborts of a group).
                 let waiting = matches!(x.class, FailureClass::CommError | FailureClass::Hang);
-                let pause =
-                    !waiting && matches!((prev.time, x.time), (Some(a), Some(b)) if b - a > 300.0);
+                // A pause between two inputs is two processes, not a restart.
+                let pause = !waiting
+                    && prev.source == x.source
+                    && matches!((prev.time, x.time), (Some(a), Some(b)) if b - a > 300.0);
                 match relaunch {
                     Some(l) => Some((l, true)),
                     None if pause => Some((prev.end_line + 1, false)),

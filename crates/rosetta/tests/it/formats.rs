@@ -10,7 +10,8 @@ fn formats_in_help(cmd: &[&str], home: &Path) -> Vec<String> {
     let mut args = cmd.to_vec();
     args.push("-h");
     let o = rosetta(&args, home, &[]);
-    let help = stdout(&o);
+    // Help text wraps anywhere: read it with whitespace collapsed.
+    let help = stdout(&o).split_whitespace().collect::<Vec<_>>().join(" ");
     let at = help
         .find("--format")
         .unwrap_or_else(|| panic!("{cmd:?} has no --format:\n{help}"));
