@@ -294,7 +294,11 @@ fn check_vocab_fires(voc: &Vocabulary, e: &Entry) -> Result<(), Failed> {
             }
             EntryKind::Frame => {
                 let want = e.id.split('#').next().unwrap_or_default();
-                let got = voc.phase_of_function(ex, "").map(|p| p.as_str());
+                // `function @ path` examples give the frame's file too.
+                let (func, file) = ex
+                    .split_once(" @ ")
+                    .map_or((ex.as_str(), ""), |(f, p)| (f.trim(), p.trim()));
+                let got = voc.phase_of_function(func, file).map(|p| p.as_str());
                 if got != Some(want) {
                     bad.push(format!("{ex:?} names {got:?} first, not {want}"));
                 }

@@ -443,6 +443,13 @@ fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback]) -> Vec<Inc
         if let Some(ex) = &tb.exception {
             texts.push(format!("{}: {}", ex.type_name, ex.message));
             texts.extend(ex.extra.iter().cloned());
+            // A bare exception (`AssertionError` alone) says what failed only through the
+            // line that raised it: the assert's condition is its message.
+            if ex.message.trim().is_empty() {
+                if let Some(code) = tb.frames.last().and_then(|f| f.code.clone()) {
+                    texts.push(code);
+                }
+            }
         }
         let mut inc = classify(
             sig,
@@ -486,6 +493,17 @@ fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback]) -> Vec<Inc
                             .or_else(|| body.split_once("!="))
                             .is_some_and(|(a, b)| shapey(a) && shapey(b))
                 });
+            // Raised while a package builds (pip's build env, setup.py): a failed build,
+            // whatever the exception type.
+            let in_build = tb
+                .frames
+                .iter()
+                .any(|f| voc.phase_of_function(&f.function, &f.file) == Some(Phase::Install));
+            if in_build && matches!(inc.class, FailureClass::PythonError) {
+                inc.class = FailureClass::BuildError;
+                inc.strength = 74;
+                inc.signals.push("build-frames");
+            }
             if asserts_shape && matches!(inc.class, FailureClass::PythonError) {
                 inc.class = FailureClass::ShapeMismatch;
                 inc.strength = 80;
@@ -546,7 +564,13 @@ fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback]) -> Vec<Inc
                     )
                 })
                 .collect();
-            inc.class = if voc.shape(ShapeId::ConfigWords).is_match(&frame_text) {
+            let in_build = tb
+                .frames
+                .iter()
+                .any(|f| voc.phase_of_function(&f.function, &f.file) == Some(Phase::Install));
+            inc.class = if in_build {
+                FailureClass::BuildError
+            } else if voc.shape(ShapeId::ConfigWords).is_match(&frame_text) {
                 FailureClass::ConfigError
             } else {
                 FailureClass::PythonError
@@ -1575,6 +1599,9 @@ fn degenerate_text(voc: &Vocabulary, msg: &str) -> bool {
         if scripts.iter().filter(|&&x| x).count() >= 3 && words.len() >= 8 {
             return true;
         }
+        if punctuation_soup(seg, &words) {
+            return true;
+        }
         let words: Vec<&String> = words
             .iter()
             .filter(|w| w.chars().count() >= 2 || w.chars().any(|c| script(c) == Some(1)))
@@ -1593,6 +1620,23 @@ fn degenerate_text(voc: &Vocabulary, msg: &str) -> bool {
         }
     }
     false
+}
+
+/// Generated text that has fallen apart into punctuation and short function words
+/// (`is,: to,,/ &.. by and.. a`): a third or more of its visible characters are punctuation
+/// and its words average under three and a half letters. Prose averages over four, and
+/// code or JSON has long identifiers.
+fn punctuation_soup(seg: &str, words: &[String]) -> bool {
+    let visible = seg.chars().filter(|c| !c.is_whitespace()).count();
+    let punct = seg
+        .chars()
+        .filter(|c| !c.is_whitespace() && !c.is_alphanumeric())
+        .count();
+    if visible < 40 || punct < 12 || words.len() < 8 || punct * 3 < visible {
+        return false;
+    }
+    let letters: usize = words.iter().map(|w| w.chars().count()).sum();
+    letters * 2 < words.len() * 7
 }
 
 fn wrong_output_lines(voc: &Vocabulary, f: &LogFacts) -> Option<Failure> {
@@ -1653,6 +1697,19 @@ mod tests {
             v,
             "Output: 'hello мир 世界 again hello мир 世界 again and more words'"
         ));
+    }
+
+    #[test]
+    fn punctuation_soup_is_degenerate_and_code_is_not() {
+        let soup = "[{'generated_text': 'DeepSpeed is,: to,,/ &.. by and.. a\\n.. and- and.. the,,\\n of\\n [.,.\\n:, &-. and a- the,\\n\\n). the'}]";
+        assert!(degenerate_text(voc(), soup));
+        for fine in [
+            "[{'generated_text': 'DeepSpeed is a leading deep learning framework designed for distributed training and inference.'}]",
+            "Output: {\"role\": \"assistant\", \"content\": \"The capital of France is Paris.\", \"tool_calls\": []}",
+            "text='x = torch.zeros((batch_size, hidden_size), dtype=torch.float16, device=device)'",
+        ] {
+            assert!(!degenerate_text(voc(), fine), "{fine}");
+        }
     }
 
     #[test]

@@ -63,6 +63,10 @@ pub struct Traceback {
     pub exception: Option<Exception>,
     /// Index (in the returned list) of the traceback this one was raised while handling.
     pub chained_from: Option<usize>,
+    /// Indentation of the whole block (a traceback quoted inside pip's or a launcher's
+    /// output is shifted right): code lines are indented beyond it, the exception is not.
+    #[serde(skip)]
+    indent: usize,
 }
 
 impl Traceback {
@@ -77,8 +81,13 @@ impl Traceback {
             frames: Vec::new(),
             exception: None,
             chained_from,
+            indent: leading_ws(rec.message()),
         }
     }
+}
+
+fn leading_ws(msg: &str) -> usize {
+    msg.len() - msg.trim_start().len()
 }
 
 struct Patterns {
@@ -206,16 +215,19 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
             });
         if let Some(f) = frame {
             // A frame with no header before it (a paste that starts mid-traceback, a native backtrace).
-            let tb = st
-                .current
-                .get_or_insert_with(|| Traceback::start(rec, &key.1, None));
+            let tb = st.current.get_or_insert_with(|| {
+                let mut t = Traceback::start(rec, &key.1, None);
+                // Frame lines sit two columns right of their header.
+                t.indent = t.indent.saturating_sub(2);
+                t
+            });
             tb.frames.push(f);
             tb.end_line = rec.line;
             continue;
         }
-        let indented = msg.starts_with(' ') || msg.starts_with('\t');
+        let ws = leading_ws(msg);
         if let Some(tb) = st.current.as_mut() {
-            if indented {
+            if ws > tb.indent {
                 let code = msg.trim();
                 let decoration =
                     code.chars().all(|c| matches!(c, '^' | '~' | ' ')) || code == "...";
@@ -249,7 +261,7 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
             if let Some(ex) = tb.exception.as_mut() {
                 let near = rec.line <= tb.end_line + 2;
                 // torch's state_dict errors indent their details with a tab.
-                let detail = !indented || msg.starts_with('\t');
+                let detail = ws <= tb.indent || msg.starts_with('\t');
                 if near && ex.extra.len() < 12 && !msg.trim().is_empty() && detail {
                     ex.extra.push(msg.trim().chars().take(2000).collect());
                     tb.end_line = rec.line;
@@ -301,6 +313,26 @@ mod tests {
         let out =
             Scanner::new(crate::Vocabulary::embedded(), &[]).scan_reader(0, &mut log.as_bytes());
         collect(&out.records)
+    }
+
+    #[test]
+    fn a_traceback_quoted_inside_pip_output_keeps_its_exception() {
+        // pip indents the build's own output by six columns; the exception line sits at the
+        // block's indentation, its code lines deeper, its message on the lines after.
+        let log = "      Traceback (most recent call last):\n        File \"/tmp/pip-build-env-x/overlay/torch/utils/cpp_extension.py\", line 387, in _check_cuda_version\n          raise RuntimeError(CUDA_MISMATCH_MESSAGE)\n      RuntimeError:\n      The detected CUDA version (12.2) mismatches the version that was used to compile\n      PyTorch (11.7). Please make sure to use the same CUDA versions.\n";
+        let t = tbs(log);
+        assert_eq!(t.len(), 1);
+        let ex = t[0].exception.as_ref().expect("exception found");
+        assert_eq!(ex.type_name, "RuntimeError");
+        assert_eq!(ex.line, 4);
+        assert!(
+            ex.extra[0].starts_with("The detected CUDA version"),
+            "{ex:?}"
+        );
+        assert_eq!(
+            t[0].frames[0].code.as_deref(),
+            Some("raise RuntimeError(CUDA_MISMATCH_MESSAGE)")
+        );
     }
 
     #[test]

@@ -184,6 +184,12 @@ struct FramePhase {
     words: Vec<PhaseWord>,
     unless: Vec<PhaseWord>,
     files: Vec<String>,
+    /// Path pieces the frame's file must hold for `words` to count (`/models/`: a model's
+    /// `__init__` is building it); with no words, any frame under them matches.
+    within: Vec<String>,
+    /// Path pieces that veto the entry (`/configuration_`: a config class's `__init__` under
+    /// `models/` is not the model being built).
+    outside: Vec<String>,
 }
 
 /// The compiled vocabulary.
@@ -386,6 +392,10 @@ struct FrameDoc {
     unless: Vec<String>,
     #[serde(default)]
     files: Vec<String>,
+    #[serde(default)]
+    within: Vec<String>,
+    #[serde(default)]
+    outside: Vec<String>,
     #[serde(default)]
     fires: Vec<String>,
     #[serde(default)]
@@ -694,10 +704,13 @@ impl Vocabulary {
         let mut out_frames = Vec::new();
         for (i, (f, path)) in frames.into_iter().enumerate() {
             let phase = parse_phase(&path, &f.phase)?;
-            if f.words.is_empty() && f.files.is_empty() {
+            if f.words.is_empty() && f.files.is_empty() && f.within.is_empty() {
                 return Err(VocabError::Invalid {
                     path,
-                    message: format!("frame entry for {} has no words and no files", f.phase),
+                    message: format!(
+                        "frame entry for {} has no words, no files and no within",
+                        f.phase
+                    ),
                 });
             }
             entries.push(Entry {
@@ -713,6 +726,8 @@ impl Vocabulary {
                 words: f.words.iter().map(|w| PhaseWord::parse(w)).collect(),
                 unless: f.unless.iter().map(|w| PhaseWord::parse(w)).collect(),
                 files: f.files.iter().map(|s| s.to_ascii_lowercase()).collect(),
+                within: f.within.iter().map(|s| s.to_ascii_lowercase()).collect(),
+                outside: f.outside.iter().map(|s| s.to_ascii_lowercase()).collect(),
             });
         }
         let mut out_prose = Vec::new();
@@ -865,11 +880,16 @@ impl Vocabulary {
             .map(|f| f.phase)
     }
 
-    /// Whether frame entry `index` names this identifier (for tests and the lint).
+    /// Whether frame entry `index` names this identifier (for tests and the lint). An
+    /// example written `function @ path/to/file.py` gives the frame's file too.
     pub fn frame_matches_one(&self, index: usize, ident: &str) -> bool {
+        let (func, file) = ident
+            .split_once(" @ ")
+            .map_or((ident, ""), |(f, p)| (f.trim(), p.trim()));
+        let file = file.to_ascii_lowercase();
         self.frames
             .get(index)
-            .is_some_and(|f| frame_entry_matches(f, &ident_words(ident), ""))
+            .is_some_and(|f| frame_entry_matches(f, &ident_words(func), &file))
     }
 
     /// A function of a serving loop.
@@ -930,8 +950,15 @@ impl Vocabulary {
 
 fn frame_entry_matches(f: &FramePhase, words: &[String], file: &str) -> bool {
     let by_file = !file.is_empty() && f.files.iter().any(|s| file.ends_with(s.as_str()));
-    let by_word =
-        f.words.iter().any(|w| w.matches(words)) && !f.unless.iter().any(|w| w.matches(words));
+    let inside = f.within.is_empty() || f.within.iter().any(|s| file.contains(s.as_str()));
+    let vetoed = f.unless.iter().any(|w| w.matches(words))
+        || f.outside.iter().any(|s| file.contains(s.as_str()));
+    let by_word = if f.words.is_empty() {
+        // A `within`-only entry: any frame under those paths.
+        !f.within.is_empty() && inside && !vetoed
+    } else {
+        inside && f.words.iter().any(|w| w.matches(words)) && !vetoed
+    };
     by_file || by_word
 }
 
