@@ -639,8 +639,11 @@ fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback]) -> Vec<Inc
         while j < records.len() {
             let n = &records[j];
             // Error lines, indented detail, and short fillers of a paste (`[...]`, a code fence).
-            let continues =
-                n.errorish || n.message().starts_with([' ', '\t']) || n.message().trim().len() <= 5;
+            // A table (Triton's model status) wraps a long cell onto rows of its own.
+            let continues = n.errorish
+                || n.message().starts_with([' ', '\t'])
+                || n.message().trim().len() <= 5
+                || (table_row(r.message()) && table_row(n.message()));
             // A pasted line without a prefix joins the prefixed lines next to it.
             let other_key = n.prefix.stream_key();
             let same_stream = other_key == key
@@ -664,13 +667,20 @@ fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback]) -> Vec<Inc
             j += 1;
         }
         // The prefix parser strips `NCCL WARN`; it is the class's best word, so keep it.
-        let texts: Vec<String> = records[i..j]
-            .iter()
-            .map(|x| match x.text.find(" NCCL WARN ") {
+        let mut texts: Vec<String> = Vec::new();
+        for x in &records[i..j] {
+            let wrapped = wrapped_cell(x.message()).zip(texts.last_mut());
+            if let Some((rest, prev)) = wrapped.filter(|(_, p)| p.len() < 1000) {
+                // The wrapped part of a table cell continues the cell above it.
+                let head = prev.trim_end().trim_end_matches('|').trim_end().to_string();
+                *prev = format!("{head} {rest}");
+                continue;
+            }
+            texts.push(match x.text.find(" NCCL WARN ") {
                 Some(_) if !x.message().contains("NCCL") => format!("NCCL WARN {}", x.message()),
                 _ => x.message().to_string(),
-            })
-            .collect();
+            });
+        }
         let mut inc = classify(sig, &texts, r.source, r.line, r.line);
         // A warning line needs a strong signal to count as a root failure; a weaker one
         // (a failed import logged as a warning) is kept as a weak failure, used when
@@ -778,6 +788,25 @@ const GENERIC_STRENGTH: u8 = 6;
 
 /// A line at error level, or one that opens with an error banner (`ERROR:`, `error:`,
 /// `FATAL`, `fatal error`, `[E]`, ...; the `error-line` shape).
+/// A row of a text table (`| name | 1 | UNAVAILABLE: ... |`).
+fn table_row(msg: &str) -> bool {
+    msg.trim_start().starts_with('|')
+}
+
+/// The text of a table row that only continues a wrapped cell: its leading cells are empty
+/// (`|      |     | mpiSize == tp * pp (...) |`).
+fn wrapped_cell(msg: &str) -> Option<String> {
+    let cells: Vec<&str> = msg.trim().trim_matches('|').split('|').collect();
+    let first = cells.iter().position(|c| !c.trim().is_empty())?;
+    (table_row(msg) && first > 0).then(|| {
+        cells[first..]
+            .iter()
+            .map(|c| c.trim())
+            .collect::<Vec<_>>()
+            .join(" ")
+    })
+}
+
 fn is_error_line(voc: &Vocabulary, r: &Record) -> bool {
     matches!(r.prefix.level, Some(Level::Error | Level::Critical))
         || voc.shape(ShapeId::ErrorLine).is_match(r.message())
@@ -1710,6 +1739,23 @@ mod tests {
         ] {
             assert!(!degenerate_text(voc(), fine), "{fine}");
         }
+    }
+
+    #[test]
+    fn wrapped_table_cells_continue_the_cell_above() {
+        assert_eq!(
+            wrapped_cell(
+                "|                |         | mpiSize == tp * pp (worldConfig.cpp:80)   |"
+            )
+            .as_deref(),
+            Some("mpiSize == tp * pp (worldConfig.cpp:80)")
+        );
+        assert_eq!(
+            wrapped_cell("| tensorrt_llm   | 1       | UNAVAILABLE |"),
+            None
+        );
+        assert_eq!(wrapped_cell("mpiSize == tp"), None);
+        assert_eq!(wrapped_cell("|      |     |"), None);
     }
 
     #[test]
