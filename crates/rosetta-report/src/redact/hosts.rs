@@ -307,7 +307,7 @@ fn contexts() -> &'static [(Regex, bool)] {
             // --master-addr host, --host=host
             (format!(r#"(?i)--(?:{keys})(?:=|\s+)['"]?{NAME}"#), true),
             // NCCL: hostname:pid:tid [rank] NCCL INFO ...
-            (format!(r"(?:^|[\s\]>|])([A-Za-z0-9][A-Za-z0-9.-]*):\d+:\d+ \[\d+\]"), true),
+            (r"(?:^|[\s\]>|])([A-Za-z0-9][A-Za-z0-9.-]*):\d+:\d+ \[\d+\]".to_string(), true),
             // torch c10d / Gloo: [host]:port
             (format!(r"\[{NAME}\]:\d{{1,5}}\b"), true),
             // OpenMPI: [host:pid]
