@@ -14,5 +14,5 @@ pub use preflight::{
     render_preflight, MemoryPlan, PreflightFacts, PreflightFinding, PreflightReport, Severity,
     WeightsSource,
 };
-pub use redact::redact;
+pub use redact::{redact, redact_str};
 pub use render::{render, render_width, text_width, thread_name, Format, Style};

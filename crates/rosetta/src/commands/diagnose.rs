@@ -113,10 +113,11 @@ fn report_format(f: DiagnoseFormat) -> rosetta_report::Format {
     }
 }
 
-/// One file's output, rendered by a worker.
+/// One file's output, rendered by a worker: the bytes and the name to show the
+/// file under (its path as the report holds it: redacted with `--redact`).
 enum Done {
-    Report(Vec<u8>),
-    Failed(String),
+    Report(Vec<u8>, String),
+    Failed(String, String),
 }
 
 /// Diagnoses each file on its own, on every core, and writes the reports in the
@@ -145,8 +146,12 @@ fn each_file(
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(file) = files.get(i) else { break };
                 let done = match render_one(setup, scanner, file, format, style) {
-                    Ok(bytes) => Done::Report(bytes),
-                    Err(e) => Done::Failed(format!("{e:#}")),
+                    Ok((bytes, name)) => Done::Report(bytes, name),
+                    Err(e) if setup.redact => Done::Failed(
+                        rosetta_report::redact_str(&format!("{e:#}")),
+                        rosetta_report::redact_str(&file.display().to_string()),
+                    ),
+                    Err(e) => Done::Failed(format!("{e:#}"), file.display().to_string()),
                 };
                 if tx.send((i, done)).is_err() {
                     break;
@@ -163,11 +168,11 @@ fn each_file(
             pending.insert(i, done);
             while let Some(done) = pending.remove(&written) {
                 let file = &files[written];
-                if let Done::Failed(e) = &done {
+                if let Done::Failed(e, _) = &done {
                     failed += 1;
                     eprintln!("rosetta: {}: {e}", file.display());
                 }
-                write_one(out, file, &done, format, written)?;
+                write_one(out, &done, format, written)?;
                 written += 1;
             }
         }
@@ -185,8 +190,12 @@ fn render_one(
     file: &Path,
     format: DiagnoseFormat,
     style: Style,
-) -> anyhow::Result<Vec<u8>> {
+) -> anyhow::Result<(Vec<u8>, String)> {
     let report = setup.report(&scanner.fresh(), std::slice::from_ref(&file.to_path_buf()))?;
+    let name = match report.inputs.first() {
+        Some(input) if setup.redact => input.path.clone(),
+        _ => file.display().to_string(),
+    };
     let mut buf = Vec::new();
     match format {
         DiagnoseFormat::Jsonl | DiagnoseFormat::Json => {
@@ -194,19 +203,19 @@ fn render_one(
         }
         f => rosetta_report::render(&report, report_format(f), style, &mut buf)?,
     }
-    Ok(buf)
+    Ok((buf, name))
 }
 
 /// Writes one file's output: under a `==> FILE <==` header for text and
 /// Markdown, as `{"file", "report"}` (or `{"file", "error"}`) for JSON.
 fn write_one(
     out: &mut dyn Write,
-    file: &Path,
     done: &Done,
     format: DiagnoseFormat,
     index: usize,
 ) -> std::io::Result<()> {
-    let name = serde_json::to_string(&file.to_string_lossy()).map_err(std::io::Error::other)?;
+    let (Done::Report(_, shown) | Done::Failed(_, shown)) = done;
+    let name = serde_json::to_string(&shown).map_err(std::io::Error::other)?;
     match (format, done) {
         (DiagnoseFormat::Jsonl | DiagnoseFormat::Json, done) => {
             if format == DiagnoseFormat::Json && index > 0 {
@@ -214,11 +223,11 @@ fn write_one(
             }
             write!(out, "{{\"file\":{name},")?;
             match done {
-                Done::Report(bytes) => {
+                Done::Report(bytes, _) => {
                     out.write_all(b"\"report\":")?;
                     out.write_all(bytes)?;
                 }
-                Done::Failed(e) => {
+                Done::Failed(e, _) => {
                     let e = serde_json::to_string(e).map_err(std::io::Error::other)?;
                     write!(out, "\"error\":{e}")?;
                 }
@@ -229,14 +238,14 @@ fn write_one(
             }
             Ok(())
         }
-        (_, Done::Report(bytes)) => {
+        (_, Done::Report(bytes, _)) => {
             if index > 0 {
                 out.write_all(b"\n")?;
             }
-            writeln!(out, "==> {} <==", file.display())?;
+            writeln!(out, "==> {shown} <==")?;
             out.write_all(bytes)
         }
-        (_, Done::Failed(_)) => Ok(()),
+        (_, Done::Failed(..)) => Ok(()),
     }
 }
 

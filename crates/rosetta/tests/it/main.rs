@@ -13,6 +13,7 @@ mod formats;
 mod mechanisms;
 mod preflight;
 mod readme;
+mod redact;
 mod run;
 mod snapshots_test;
 mod versions;
