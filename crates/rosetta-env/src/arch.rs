@@ -1,8 +1,9 @@
-//! GPU architectures and which code runs on which: compute capabilities,
-//! SASS/PTX code targets with their `a`/`f` variants, CUDA versions, the PTX
-//! ISA -> CUDA table, and the per-GPU verdict (`sass`, `ptx-jit`, `none`).
+//! Which code runs on which GPU: SASS/PTX code targets with their `a`/`f`
+//! variants, CUDA versions, the PTX ISA -> CUDA table, and the per-GPU verdict
+//! (`sass`, `ptx-jit`, `none`).
 //!
-//! Pure functions over small values; reading binaries lives in `fatbin.rs`,
+//! Compute capabilities themselves, and reading them from text, are
+//! `rosetta_schema::arch`'s. Pure functions over small values; reading binaries lives in `fatbin.rs`,
 //! deciding what is a problem in `report.rs`. The rules follow
 //! `research/mechanics.md` A.7-A.8: a cubin runs on the same major with a minor
 //! at least its own (`a`: that exact capability only; `f`: the same family);
@@ -12,72 +13,8 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// A GPU's compute capability, e.g. 9.0 (`sm_90`) or 12.0 (`sm_120`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ComputeCapability {
-    /// The major version (9 for Hopper).
-    pub major: u32,
-    /// The minor version.
-    pub minor: u32,
-}
-
-impl ComputeCapability {
-    /// From the SM number of a fat binary entry: 90 -> 9.0, 121 -> 12.1.
-    pub fn from_sm(sm: u32) -> ComputeCapability {
-        ComputeCapability {
-            major: sm / 10,
-            minor: sm % 10,
-        }
-    }
-
-    /// The SM number: 9.0 -> 90.
-    pub fn sm(self) -> u32 {
-        self.major * 10 + self.minor
-    }
-
-    /// The arch name used as a key in reports: `sm_90`.
-    pub fn arch(self) -> String {
-        format!("sm_{}", self.sm())
-    }
-
-    /// Parses `9.0`, `sm_90`, `sm_90a`, `compute_90`, `90`. A variant suffix
-    /// is dropped: a GPU has a capability; `a`/`f` are properties of code.
-    pub fn parse(text: &str) -> Option<ComputeCapability> {
-        let t = text.trim().to_ascii_lowercase();
-        if let Some((maj, min)) = t.split_once('.') {
-            let major = maj.parse().ok()?;
-            let minor: u32 = min.parse().ok()?;
-            if minor > 9 || major == 0 || major > 99 {
-                return None;
-            }
-            return Some(ComputeCapability { major, minor });
-        }
-        let digits = t
-            .strip_prefix("sm_")
-            .or_else(|| t.strip_prefix("compute_"))
-            .or_else(|| t.strip_prefix("sm"))
-            .unwrap_or(&t);
-        let digits = digits.trim_end_matches(['a', 'f']);
-        let sm: u32 = digits.parse().ok()?;
-        if !(10..=999).contains(&sm) {
-            return None;
-        }
-        Some(ComputeCapability::from_sm(sm))
-    }
-
-    /// Integrated (Jetson / Tegra) parts run only SASS built for exactly their
-    /// capability (PyTorch's `DEVICE_REQUIREMENT` table excludes them from the
-    /// ranges of their discrete siblings).
-    fn is_integrated(self) -> bool {
-        matches!(self.sm(), 53 | 62 | 72 | 87)
-    }
-}
-
-impl fmt::Display for ComputeCapability {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{}", self.major, self.minor)
-    }
-}
+/// Compute capabilities are the schema's: one parser of arch text for every crate.
+pub use rosetta_schema::ComputeCapability;
 
 /// The `a` / `f` suffix of a code target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -1,24 +1,29 @@
 //! Finds named sections (`.nv_fatbin`, `__nv_relfatbin`, `.hip_fatbin`) in a
-//! 64-bit little-endian ELF file, reading only the file header, the section
-//! header table and the section name table.
+//! 64-bit little-endian ELF file with the `object` crate, reading only the
+//! file header, the section header table and the section name table (through
+//! `object`'s `ReadCache`, so a 1 GB library costs a few kilobytes of reads).
 //!
 //! It does not walk program headers, symbols or relocations, and it does not
-//! look inside the sections it finds (`fatbin.rs` does). Every offset read
-//! from the file is bounds-checked; a malformed file is an [`ElfError`], never
-//! a panic.
+//! look inside the sections it finds: `fatbin.rs` does, by hand, because no
+//! crate reads NVIDIA's fat binary container (its header, entry kinds, `a`/`f`
+//! flags and compressed payloads are documented only by `cuobjdump`'s output
+//! and by reading real files). A malformed file is an [`ElfError`], never a
+//! panic; `object` bounds-checks every offset against the file size.
 
 use crate::error::ElfError;
-use crate::source::{u16_at, u32_at, u64_at, ReadAt};
+use crate::source::ReadAt;
+use object::elf::FileHeader64;
+use object::read::elf::{FileHeader, SectionHeader};
+use object::read::ReadCache;
+use object::LittleEndian;
+use std::io::{self, Read, Seek, SeekFrom};
 
 /// The ELF magic.
 const MAGIC: &[u8; 4] = b"\x7fELF";
-/// `SHT_NOBITS`: occupies no file space.
-const SHT_NOBITS: u32 = 8;
-/// Section counts above this are treated as corrupt (the table would be
-/// megabytes; real shared libraries have tens of sections).
-const MAX_SECTIONS: u64 = 1 << 18;
-/// Section name tables above this are treated as corrupt.
-const MAX_SHSTRTAB: u64 = 16 << 20;
+/// Section counts above this are treated as corrupt: `object` would read
+/// the whole table, up to the file's size, into memory (real shared
+/// libraries have tens of sections; extended numbering allows 2^32).
+const MAX_SECTIONS: u32 = 1 << 18;
 
 /// A section found by name.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,8 +68,8 @@ pub fn find_sections_by(
     wanted: &dyn Fn(&[u8]) -> bool,
 ) -> Result<ElfProbe, ElfError> {
     let size = src.size();
-    let mut ident = [0u8; 4];
-    if size < 4 || src.read_exact_at(&mut ident, 0).is_err() || &ident != MAGIC {
+    let mut ident = [0u8; 6];
+    if size < 4 || src.read_exact_at(&mut ident[..4], 0).is_err() || &ident[..4] != MAGIC {
         return Ok(ElfProbe::NotElf);
     }
     if size < 64 {
@@ -73,118 +78,77 @@ pub fn find_sections_by(
             size,
         });
     }
-    let mut eh = [0u8; 64];
-    src.read_exact_at(&mut eh, 0).map_err(ElfError::Io)?;
-    match (eh[4], eh[5]) {
+    src.read_exact_at(&mut ident, 0).map_err(ElfError::Io)?;
+    // Class and byte order sort "not for us" from "broken" before `object` reads.
+    match (ident[4], ident[5]) {
         (2, 1) => {}
         (1, _) => return Ok(ElfProbe::Unsupported("a 32-bit ELF file")),
         (2, 2) => return Ok(ElfProbe::Unsupported("a big-endian ELF file")),
         _ => return Err(ElfError::BadHeader("unknown ELF class or byte order")),
     }
-    let shoff = u64_at(&eh, 0x28);
-    let shentsize = u64::from(u16_at(&eh, 0x3A));
-    let mut shnum = u64::from(u16_at(&eh, 0x3C));
-    let mut shstrndx = u64::from(u16_at(&eh, 0x3E));
-    if shoff == 0 {
-        // No section table (stripped to program headers only).
-        return Ok(ElfProbe::Sections(Vec::new()));
-    }
-    if shentsize < 64 {
-        return Err(ElfError::BadHeader(
-            "section header entries are smaller than 64 bytes",
-        ));
-    }
-    if shoff >= size || size - shoff < shentsize {
-        return Err(ElfError::SectionTablePastEnd {
-            offset: shoff,
-            size,
-        });
-    }
-    if shnum == 0 || shstrndx == 0xFFFF {
-        // Extended numbering: the real values live in section 0.
-        let mut s0 = [0u8; 64];
-        src.read_exact_at(&mut s0, shoff).map_err(ElfError::Io)?;
-        if shnum == 0 {
-            shnum = u64_at(&s0, 0x20);
-        }
-        if shstrndx == 0xFFFF {
-            shstrndx = u64::from(u32_at(&s0, 0x28));
-        }
-    }
-    if shnum == 0 {
-        return Ok(ElfProbe::Sections(Vec::new()));
-    }
+    let cache = ReadCache::new(Cursor { src, pos: 0 });
+    let data = &cache;
+    let malformed = |what| move |source| ElfError::Malformed { what, source };
+    let header = FileHeader64::<LittleEndian>::parse(data).map_err(malformed("ELF header"))?;
+    let endian = LittleEndian;
+    let shnum = header
+        .shnum(endian, data)
+        .map_err(malformed("section table"))?;
     if shnum > MAX_SECTIONS {
         return Err(ElfError::BadHeader("implausibly many sections"));
     }
-    let table_len = shnum * shentsize;
-    if table_len > size - shoff {
-        return Err(ElfError::SectionTablePastEnd {
-            offset: shoff,
-            size,
-        });
-    }
-    if shstrndx >= shnum {
-        return Err(ElfError::BadHeader(
-            "the section name table index is out of range",
-        ));
-    }
-    let mut table = vec![0u8; to_usize(table_len)?];
-    src.read_exact_at(&mut table, shoff).map_err(ElfError::Io)?;
-    let ent = to_usize(shentsize)?;
-    let header = |i: u64| -> &[u8] {
-        // In range: i < shnum and the table holds shnum entries.
-        let at = (i as usize) * ent;
-        &table[at..at + 64]
-    };
-
-    let names = header(shstrndx);
-    let (str_off, str_size) = (u64_at(names, 0x18), u64_at(names, 0x20));
-    if str_size > MAX_SHSTRTAB {
-        return Err(ElfError::BadHeader("implausibly large section name table"));
-    }
-    if str_off > size || str_size > size - str_off {
-        return Err(ElfError::SectionPastEnd {
-            name: ".shstrtab".into(),
-            offset: str_off,
-            len: str_size,
-            size,
-        });
-    }
-    let mut strtab = vec![0u8; to_usize(str_size)?];
-    src.read_exact_at(&mut strtab, str_off)
-        .map_err(ElfError::Io)?;
-
+    let table = header
+        .sections(endian, data)
+        .map_err(malformed("section table"))?;
     let mut found = Vec::new();
-    for i in 0..shnum {
-        let h = header(i);
-        let Some(name) = name_at(&strtab, u32_at(h, 0) as usize) else {
+    for h in table.iter() {
+        // A nameless section (name offset outside the table) is not one we want.
+        let Ok(name) = table.section_name(endian, h) else {
             continue;
         };
         if !wanted(name) {
             continue;
         }
-        if u32_at(h, 4) == SHT_NOBITS {
+        // `None` for `SHT_NOBITS`: no bytes in the file.
+        let Some((offset, size)) = h.file_range(endian) else {
             continue;
-        }
+        };
         found.push(Section {
             name: String::from_utf8_lossy(name).into_owned(),
-            offset: u64_at(h, 0x18),
-            size: u64_at(h, 0x20),
+            offset,
+            size,
         });
     }
     Ok(ElfProbe::Sections(found))
 }
 
-/// The NUL-terminated name at `at`, if it is inside the table.
-fn name_at(strtab: &[u8], at: usize) -> Option<&[u8]> {
-    let rest = strtab.get(at..)?;
-    let end = rest.iter().position(|&b| b == 0)?;
-    Some(&rest[..end])
+/// A [`ReadAt`] as the `Read + Seek` stream `object`'s `ReadCache` reads.
+struct Cursor<'a> {
+    src: &'a dyn ReadAt,
+    pos: u64,
 }
 
-fn to_usize(n: u64) -> Result<usize, ElfError> {
-    usize::try_from(n).map_err(|_| ElfError::BadHeader("a size does not fit in memory"))
+impl Read for Cursor<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = self.src.size().saturating_sub(self.pos);
+        let n = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        self.src.read_exact_at(&mut buf[..n], self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl Seek for Cursor<'_> {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        let to = match pos {
+            SeekFrom::Start(p) => Some(p),
+            SeekFrom::End(d) => self.src.size().checked_add_signed(d),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        self.pos =
+            to.ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek out of range"))?;
+        Ok(self.pos)
+    }
 }
 
 #[cfg(test)]
@@ -199,6 +163,7 @@ mod tests {
         f[..4].copy_from_slice(MAGIC);
         f[4] = 2;
         f[5] = 1;
+        f[6] = 1;
         let names_off = f.len() as u64;
         f.extend_from_slice(names);
         f.resize(f.len().next_multiple_of(8), 0);
@@ -253,9 +218,41 @@ mod tests {
         let mut f = tiny_elf(b"");
         let n = f.len();
         f.truncate(n - 10);
+        let e = find_sections(&Bytes(&f), &[".nv_fatbin"]).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ElfError::Malformed {
+                    what: "section table",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().contains("section header"), "{e}");
+    }
+
+    #[test]
+    fn skips_nobits_and_reads_extended_numbering() {
+        let mut f = tiny_elf(b"12345678");
+        let shoff = u64::from_le_bytes(f[0x28..0x30].try_into().unwrap()) as usize;
+        f[shoff + 128 + 4..shoff + 128 + 8].copy_from_slice(&8u32.to_le_bytes());
+        assert_eq!(
+            find_sections(&Bytes(&f), &[".nv_fatbin"]).unwrap(),
+            ElfProbe::Sections(vec![])
+        );
+        // e_shnum 0: the count is section 0's sh_size.
+        let mut f = tiny_elf(b"12345678");
+        f[0x3C..0x3E].copy_from_slice(&0u16.to_le_bytes());
+        f[shoff + 0x20..shoff + 0x28].copy_from_slice(&3u64.to_le_bytes());
+        let ElfProbe::Sections(s) = find_sections(&Bytes(&f), &[".nv_fatbin"]).unwrap() else {
+            panic!("not sections");
+        };
+        assert_eq!(s.len(), 1);
+        f[shoff + 0x20..shoff + 0x28].copy_from_slice(&(1u64 << 30).to_le_bytes());
         assert!(matches!(
-            find_sections(&Bytes(&f), &[".nv_fatbin"]),
-            Err(ElfError::SectionTablePastEnd { .. })
+            find_sections(&Bytes(&f), &[]),
+            Err(ElfError::BadHeader("implausibly many sections"))
         ));
     }
 

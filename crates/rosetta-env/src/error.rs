@@ -55,26 +55,13 @@ pub enum ElfError {
     /// A header field is impossible.
     #[error("read ELF header: {0}")]
     BadHeader(&'static str),
-    /// The section table lies (partly) past the end of the file.
-    #[error(
-        "read section table at {offset:#x}: past the end of the file ({size} bytes), truncated?"
-    )]
-    SectionTablePastEnd {
-        /// Where the header says it is.
-        offset: u64,
-        /// File size.
-        size: u64,
-    },
-    /// A section lies (partly) past the end of the file.
-    #[error("read section {name} ({len} bytes at {offset:#x}): past the end of the file ({size} bytes), truncated?")]
-    SectionPastEnd {
-        /// The section name.
-        name: String,
-        /// Where the header says it is.
-        offset: u64,
-        /// Its length.
-        len: u64,
-        /// File size.
-        size: u64,
+    /// The header, the section table or its names are not what or where
+    /// the header says (a truncated or damaged file), as `object` found.
+    #[error("read {what}: {source}, truncated or damaged?")]
+    Malformed {
+        /// What was being read: `ELF header`, `section table`.
+        what: &'static str,
+        /// `object`'s reason.
+        source: object::read::Error,
     },
 }

@@ -8,6 +8,11 @@
 //! judge the code against a GPU (`arch.rs`). Any bytes are accepted: offsets
 //! are bounds-checked, sizes are never trusted, the work is linear in the
 //! section's length and the memory bounded; anything odd becomes a note.
+//!
+//! Written by hand on purpose: no crate reads NVIDIA's fat binary container
+//! (the format is undocumented; the layout comes from `cuobjdump` listings
+//! checked against real libraries, the fixtures under `fatbin/`), and what
+//! is needed is two fixed-size headers, not a general reader.
 
 use crate::arch::Variant;
 use crate::source::{u16_at, u32_at, u64_at, ReadAt};

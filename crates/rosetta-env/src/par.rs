@@ -1,13 +1,13 @@
 //! Small parallel helpers on `std::thread::scope`: an order-keeping parallel
-//! map with a shared work index, and a parallel directory walk. No thread
-//! pool crate: the work here is a few thousand files.
+//! map with a shared work index, and a parallel directory walk made of maps.
+//! No thread pool, hand-written or crate: the work here is a few thousand
+//! files, and scoped threads borrow the caller's data as they are.
 //!
 //! Knows nothing about ELF or Python; callers pass closures.
 
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex};
 
 /// Threads to use: the available parallelism, at least 16 (with a cold page
 /// cache the threads wait on the disk, not the CPU: on 2 cores a cold walk of
@@ -72,95 +72,66 @@ pub struct Walked {
 /// `keep` accepts. Symbolic links are not followed (a `libfoo.so` link to
 /// `libfoo.so.1` would count the library twice; a link to a folder can loop);
 /// folders named in `skip_dirs` are not entered.
+///
+/// Breadth first, one [`map`] per depth: the folders of one depth are read in
+/// parallel, their subfolders make the next depth. A site-packages tree is a
+/// dozen levels deep, so the pause at each level costs less than a shared
+/// work queue would in code.
 pub fn walk(
     roots: Vec<PathBuf>,
     threads: usize,
     skip_dirs: &[&str],
     keep: impl Fn(&str) -> bool + Sync,
 ) -> Walked {
-    struct Queue {
-        dirs: Vec<PathBuf>,
-        busy: usize,
-    }
-    let queue = Mutex::new(Queue {
-        dirs: roots,
-        busy: 0,
-    });
-    let cv = Condvar::new();
-    let threads = threads.max(1);
-    let parts: Vec<Walked> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut out = Walked::default();
-                    loop {
-                        let dir = {
-                            let Ok(mut q) = queue.lock() else { break };
-                            loop {
-                                if let Some(d) = q.dirs.pop() {
-                                    q.busy += 1;
-                                    break Some(d);
-                                }
-                                if q.busy == 0 {
-                                    break None;
-                                }
-                                q = match cv.wait(q) {
-                                    Ok(q) => q,
-                                    Err(_) => return out,
-                                };
-                            }
-                        };
-                        let Some(dir) = dir else {
-                            cv.notify_all();
-                            break;
-                        };
-                        let mut subdirs = Vec::new();
-                        match fs::read_dir(&dir) {
-                            Ok(rd) => {
-                                for e in rd.flatten() {
-                                    let Ok(ft) = e.file_type() else { continue };
-                                    let name = e.file_name();
-                                    let name = name.to_string_lossy();
-                                    if ft.is_dir() {
-                                        if !skip_dirs.contains(&name.as_ref()) {
-                                            subdirs.push(e.path());
-                                        }
-                                    } else if ft.is_file() && keep(&name) {
-                                        let size = e.metadata().map(|m| m.len()).unwrap_or(0);
-                                        out.files.push(Found {
-                                            path: e.path(),
-                                            size,
-                                        });
-                                    }
-                                }
-                            }
-                            Err(err) => out
-                                .notes
-                                .push(format!("read folder {}: {err}", dir.display())),
-                        }
-                        if let Ok(mut q) = queue.lock() {
-                            q.dirs.extend(subdirs);
-                            q.busy -= 1;
-                        }
-                        cv.notify_all();
-                    }
-                    out
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_default())
-            .collect()
-    });
     let mut all = Walked::default();
-    for p in parts {
-        all.files.extend(p.files);
-        all.notes.extend(p.notes);
+    let mut level = roots;
+    while !level.is_empty() {
+        let read = map(&level, threads, |dir| read_folder(dir, skip_dirs, &keep));
+        level = Vec::new();
+        for (subdirs, w) in read {
+            level.extend(subdirs);
+            all.files.extend(w.files);
+            all.notes.extend(w.notes);
+        }
     }
     all.files.sort_by(|a, b| a.path.cmp(&b.path));
     all.notes.sort();
     all
+}
+
+/// One folder: its subfolders to enter and the files `keep` accepts.
+fn read_folder(
+    dir: &Path,
+    skip_dirs: &[&str],
+    keep: &(impl Fn(&str) -> bool + Sync),
+) -> (Vec<PathBuf>, Walked) {
+    let mut subdirs = Vec::new();
+    let mut out = Walked::default();
+    let rd = match fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(err) => {
+            out.notes
+                .push(format!("read folder {}: {err}", dir.display()));
+            return (subdirs, out);
+        }
+    };
+    for e in rd.flatten() {
+        let Ok(ft) = e.file_type() else { continue };
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if ft.is_dir() {
+            if !skip_dirs.contains(&name.as_ref()) {
+                subdirs.push(e.path());
+            }
+        } else if ft.is_file() && keep(&name) {
+            let size = e.metadata().map(|m| m.len()).unwrap_or(0);
+            out.files.push(Found {
+                path: e.path(),
+                size,
+            });
+        }
+    }
+    (subdirs, out)
 }
 
 #[cfg(test)]
@@ -200,5 +171,9 @@ mod tests {
             .collect();
         assert_eq!(names, vec!["a/b/c/y.so.1", "a/x.so"]);
         assert_eq!(w.files[0].size, 4);
+        assert!(w.notes.is_empty());
+        let gone = walk(vec![root.join("missing")], 2, &[], |_| true);
+        assert!(gone.files.is_empty());
+        assert_eq!(gone.notes.len(), 1, "{:?}", gone.notes);
     }
 }

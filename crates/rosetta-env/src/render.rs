@@ -7,6 +7,7 @@
 use crate::report::{EnvReport, Library, Severity, TargetSource};
 use crate::Verdict;
 use anstyle::{AnsiColor, Style};
+use rosetta_schema::human_bytes;
 use std::io::{self, Write};
 
 /// How to render text.
@@ -109,19 +110,6 @@ fn code_list(lib: &Library, counts: bool) -> String {
         ));
     }
     parts.join(" ")
-}
-
-fn human_bytes(n: u64) -> String {
-    let n = n as f64;
-    if n >= 1e9 {
-        format!("{:.2} GB", n / 1e9)
-    } else if n >= 1e6 {
-        format!("{:.1} MB", n / 1e6)
-    } else if n >= 1e3 {
-        format!("{:.0} kB", n / 1e3)
-    } else {
-        format!("{n} B")
-    }
 }
 
 fn verdict_style(v: Verdict) -> Style {

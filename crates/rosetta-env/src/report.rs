@@ -503,23 +503,8 @@ fn code_targets<'a>(
     (sass, ptx)
 }
 
-/// PEP 503 name normalisation: lower case, runs of `-_.` become `-`.
-pub fn normalize_name(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut sep = false;
-    for c in name.chars() {
-        if matches!(c, '-' | '_' | '.') {
-            sep = true;
-        } else {
-            if sep && !out.is_empty() {
-                out.push('-');
-            }
-            sep = false;
-            out.extend(c.to_lowercase());
-        }
-    }
-    out
-}
+/// Package names compare as the schema normalises them (PEP 503).
+pub use rosetta_schema::normalize_name;
 
 /// Builds a [`Library`]'s code fields from a fat binary walk.
 pub(crate) fn fill_codes(lib: &mut Library, scan: &crate::fatbin::FatbinScan) {
@@ -635,12 +620,6 @@ mod tests {
                 .collect(),
             ..Library::default()
         }
-    }
-
-    #[test]
-    fn names_normalise() {
-        assert_eq!(normalize_name("Flash_Attn"), "flash-attn");
-        assert_eq!(normalize_name("nvidia.cublas--cu12"), "nvidia-cublas-cu12");
     }
 
     #[test]

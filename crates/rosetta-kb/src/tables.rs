@@ -3,6 +3,7 @@
 //! capability. Rules and probes ask these; nothing here reads the log.
 
 use pep440_rs::Version;
+use rosetta_schema::ComputeCapability;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::str::FromStr;
@@ -172,12 +173,9 @@ impl GpuInfo {
     }
 }
 
-/// `12.0` -> `sm_120`.
+/// `12.0` -> `sm_120` (any spelling `rosetta_schema::ComputeCapability` reads).
 pub fn cc_to_sm(cc: &str) -> Option<String> {
-    let (maj, min) = cc.split_once('.')?;
-    let maj: u32 = maj.trim().parse().ok()?;
-    let min: u32 = min.trim().parse().ok()?;
-    Some(format!("sm_{}{}", maj, min))
+    ComputeCapability::parse(cc).map(ComputeCapability::arch)
 }
 
 #[derive(Debug, Deserialize)]

@@ -7,6 +7,7 @@
 
 use crate::model::{Hypothesis, Report, Similar};
 use anstyle::{AnsiColor, Effects, Style as AStyle};
+use rosetta_schema::human_bytes;
 use std::io::{self, Write};
 
 /// Output format.
@@ -793,21 +794,6 @@ fn timeline_and_warnings(r: &Report, p: &Paint, o: &mut Out) -> io::Result<()> {
         ),
         &|s| p.dim(s),
     )
-}
-
-fn human_bytes(b: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{b} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
 }
 
 /// The reports behind a hypothesis: thread (or case id) and similarity.

@@ -1,10 +1,20 @@
-//! The words of `triage-schema.md` as types: failure classes, phases and causes.
+//! The words of `triage-schema.md` as types: failure classes, phases and causes;
+//! and the small shared vocabulary every crate writes the same way: GPU
+//! architectures (`arch`), package names (`package`), byte counts (`bytes`).
 //!
 //! Every crate that speaks about a failure uses these enums, so that no cause or
 //! class is ever a free string. Serialisation is kebab-case, exactly the ids of
 //! the schema. This crate holds only the vocabulary; the report model lives in
 //! `rosetta-report`, the rules that use the words in `rosetta-kb`.
 #![warn(missing_docs)]
+
+pub mod arch;
+pub mod bytes;
+pub mod package;
+
+pub use arch::{Arch, ComputeCapability, Gfx};
+pub use bytes::human_bytes;
+pub use package::normalize_name;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

@@ -19,6 +19,7 @@ use rosetta_index::source::{self, IndexSource};
 use rosetta_index::windows::{self, Window};
 use rosetta_index::{IndexError, Sweeper};
 use rosetta_kb::tables::{ModelTypeEntry, ModelTypeTable, Release as TableRelease};
+use rosetta_schema::human_bytes;
 use std::io::{IsTerminal, Write};
 use std::str::FromStr;
 use std::sync::Mutex;
@@ -226,8 +227,8 @@ impl Ctx<'_> {
         };
         format!(
             "{} of {}{pct}, {} request{}, {:.2} s; {} of {} release{} from the cache{}",
-            human(s.bytes_read),
-            human(s.bytes_total),
+            human_bytes(s.bytes_read),
+            human_bytes(s.bytes_total),
             s.requests,
             if s.requests == 1 { "" } else { "s" },
             self.elapsed.as_secs_f64(),
@@ -389,8 +390,8 @@ fn render_text(out: &mut dyn Write, c: &Ctx) -> anyhow::Result<()> {
             "{:<14} {:<6} {:>10} {:>10}  {}",
             r.version,
             answer_word(r),
-            human(r.bytes_read),
-            human(r.bytes_total),
+            human_bytes(r.bytes_read),
+            human_bytes(r.bytes_total),
             notes.join(" · ")
         )?;
     }
@@ -459,8 +460,8 @@ fn render_markdown(out: &mut dyn Write, c: &Ctx) -> anyhow::Result<()> {
             "| {} | {} | {} | {} | {} |",
             r.version,
             answer_word(r),
-            human(r.bytes_read),
-            human(r.bytes_total),
+            human_bytes(r.bytes_read),
+            human_bytes(r.bytes_total),
             notes.join(" ")
         )?;
     }
@@ -682,22 +683,6 @@ fn today() -> String {
     format!("{:04}-{:02}-{:02}", if m <= 2 { y + 1 } else { y }, m, d)
 }
 
-/// `1536` -> `1.5 KB`.
-fn human(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
-}
-
 /// A one-line progress bar on stderr, only on a terminal, redrawn at most every 50 ms.
 struct ProgressBar {
     on: bool,
@@ -736,7 +721,7 @@ impl ProgressBar {
             " ".repeat(width - filled),
             p.done,
             p.total,
-            human(p.bytes_read)
+            human_bytes(p.bytes_read)
         );
         let _ = err.flush();
     }
@@ -753,13 +738,6 @@ impl ProgressBar {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn human_sizes() {
-        assert_eq!(human(10), "10 B");
-        assert_eq!(human(1536), "1.5 KB");
-        assert_eq!(human(10 * 1024 * 1024), "10.0 MB");
-    }
 
     #[test]
     fn regenerated_table_format_is_the_embedded_format() {
