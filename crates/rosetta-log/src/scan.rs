@@ -23,6 +23,37 @@ use std::sync::{Arc, OnceLock};
 pub const MAX_LINE: usize = 64 * 1024;
 /// Bytes read per block.
 const BLOCK: usize = 8 << 20;
+/// Bytes kept from each end of a line longer than `MAX_LINE`.
+const LONG_KEEP: usize = MAX_LINE / 2 - 8;
+
+/// Why reading stopped, in words: a decoder's early end (its message is often a debug dump of
+/// nested errors) is a truncated file.
+fn read_error_words(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    let early = e.kind() == std::io::ErrorKind::UnexpectedEof
+        || text.contains("UnexpectedEof")
+        || text.contains("failed to fill whole buffer")
+        || text.to_ascii_lowercase().contains("incomplete");
+    if early {
+        "the compressed stream ends early: the file is truncated".to_string()
+    } else {
+        text.lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(200)
+            .collect()
+    }
+}
+
+/// Appends `bytes` to `tail`, keeping only its last `LONG_KEEP` bytes.
+fn keep_tail(tail: &mut Vec<u8>, bytes: &[u8]) {
+    let bytes = &bytes[bytes.len().saturating_sub(LONG_KEEP)..];
+    tail.extend_from_slice(bytes);
+    if tail.len() > LONG_KEEP {
+        tail.drain(..tail.len() - LONG_KEEP);
+    }
+}
 /// Examples of one template kept per worker; later ones are only counted.
 const KEEP_PER_TEMPLATE: u32 = 48;
 /// Latest examples of one template kept per worker beyond the first ones: a restart loop
@@ -267,6 +298,10 @@ impl Scanner {
         let mut buf: Vec<u8> = vec![0; BLOCK];
         let mut filled = 0usize;
         let mut skipping_long = false;
+        // An over-long line keeps its head and its tail (where a progress bar's last state
+        // or the error that ends it is); the middle is skipped.
+        let mut long_head: Vec<u8> = Vec::new();
+        let mut long_tail: Vec<u8> = Vec::new();
         let mut eof = false;
         loop {
             while filled < buf.len() && !eof {
@@ -278,21 +313,25 @@ impl Scanner {
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                     Err(e) => {
-                        out.read_error = Some(e.to_string());
+                        out.read_error = Some(read_error_words(&e));
                         eof = true;
                     }
                 }
             }
             if skipping_long {
-                match memchr::memchr(b'\n', &buf[..filled]) {
+                let nl = memchr::memchr(b'\n', &buf[..filled]);
+                keep_tail(&mut long_tail, &buf[..nl.unwrap_or(filled)]);
+                match nl {
                     Some(nl) => {
                         buf.copy_within(nl + 1..filled, 0);
                         filled -= nl + 1;
                         skipping_long = false;
+                        self.scan_long_line(source, &long_head, &long_tail, &mut out);
                     }
                     None => {
                         filled = 0;
                         if eof {
+                            self.scan_long_line(source, &long_head, &long_tail, &mut out);
                             break;
                         }
                         continue;
@@ -316,25 +355,33 @@ impl Scanner {
                     filled -= end;
                 }
                 None => {
-                    // One line longer than a block: keep its head, skip the rest.
-                    let mut head = buf[..MAX_LINE.min(filled)].to_vec();
-                    head.push(b'\n');
-                    let before = out.lines;
-                    self.scan_block(source, &head, &mut out);
-                    out.lines = before;
-                    if let Some(last) = out.records.last_mut() {
-                        if last.line == before + 1 {
-                            last.truncated = true;
-                        }
-                    }
+                    // One line longer than a block: keep its head and, once its end is
+                    // read, its tail; skip the middle.
+                    long_head = buf[..LONG_KEEP.min(filled)].to_vec();
+                    long_tail.clear();
+                    keep_tail(&mut long_tail, &buf[LONG_KEEP.min(filled)..filled]);
                     filled = 0;
                     skipping_long = true;
-                    // The skipped line is counted once, here.
-                    out.lines += 1;
                 }
             }
         }
         out
+    }
+
+    /// Scans an over-long line from its head and tail, marked as cut.
+    fn scan_long_line(&self, source: usize, head: &[u8], tail: &[u8], out: &mut ScanOutput) {
+        let mut line = Vec::with_capacity(head.len() + tail.len() + 8);
+        line.extend_from_slice(head);
+        line.extend_from_slice(" \u{2026} ".as_bytes());
+        line.extend_from_slice(tail);
+        line.push(b'\n');
+        let before = out.lines;
+        self.scan_block(source, &line, out);
+        if let Some(last) = out.records.last_mut() {
+            if last.line == before + 1 {
+                last.truncated = true;
+            }
+        }
     }
 
     /// Scans a block of complete lines, in parallel when it is big.
@@ -648,7 +695,19 @@ fn split_even(block: &[u8], n: usize) -> Vec<(usize, usize)> {
 /// return progress bar reduced to its last state, cut at `MAX_LINE`.
 pub fn normalize(raw: &[u8]) -> (String, bool) {
     let truncated = raw.len() > MAX_LINE;
-    let mut raw = &raw[..raw.len().min(MAX_LINE)];
+    // A line over the cap keeps its head and its tail: the end of a long line is where a
+    // progress bar's last state, or the error that closes it, is.
+    let joined;
+    let mut raw = if truncated {
+        let mut v = Vec::with_capacity(2 * LONG_KEEP + 8);
+        v.extend_from_slice(&raw[..LONG_KEEP]);
+        v.extend_from_slice(" \u{2026} ".as_bytes());
+        v.extend_from_slice(&raw[raw.len() - LONG_KEEP..]);
+        joined = v;
+        &joined[..]
+    } else {
+        raw
+    };
     if raw.last() == Some(&b'\r') {
         raw = &raw[..raw.len() - 1];
     }
@@ -863,6 +922,31 @@ mod tests {
         let out = scan(&log);
         assert_eq!(out.lines, 3);
         assert_eq!(out.records.last().unwrap().line, 3);
+        // The cut line keeps its end, where the error that closes it is.
+        let cut = out
+            .records
+            .iter()
+            .find(|r| r.line == 2)
+            .expect("line 2 kept");
+        assert!(cut.truncated);
+        assert!(
+            cut.text.ends_with(" error at the end"),
+            "{}",
+            &cut.text[cut.text.len() - 40..]
+        );
+        assert!(cut.text.len() <= MAX_LINE);
+    }
+
+    #[test]
+    fn a_line_over_the_cap_but_inside_a_block_keeps_its_end_too() {
+        let mut raw = b"start ".to_vec();
+        raw.extend(std::iter::repeat_n(b'x', 100_000));
+        raw.extend_from_slice(b" torch.OutOfMemoryError: CUDA out of memory");
+        let (t, cut) = normalize(&raw);
+        assert!(cut);
+        assert!(t.starts_with("start "));
+        assert!(t.ends_with("CUDA out of memory"));
+        assert!(t.len() <= MAX_LINE);
     }
 
     #[test]

@@ -89,8 +89,24 @@ pub fn run(args: DiagnoseArgs) -> Outcome {
     let mut out = std::io::BufWriter::new(stdout.lock());
     if !each {
         let report = setup.report(&scanner, &args.logs)?;
+        // An input that could not be read to its end (a truncated .gz) is bad input: the
+        // report covers what was read, and the exit code and stderr say it is partial.
+        let broken = report
+            .inputs
+            .iter()
+            .find_map(|i| i.note.as_ref().map(|n| (i, n)));
+        if let Some((input, note)) = broken.filter(|(i, _)| i.lines == 0) {
+            anyhow::bail!("{}: {note}; nothing could be read", input.path);
+        }
         rosetta_report::render(&report, report_format(args.format), style, &mut out)?;
         out.flush()?;
+        if let Some((input, note)) = broken {
+            eprintln!(
+                "rosetta: error: {}: {note}; the report covers its first {} lines",
+                input.path, input.lines
+            );
+            return Ok(BAD_INPUT);
+        }
         return Ok(OK);
     }
     let stdin = [PathBuf::from("-")];

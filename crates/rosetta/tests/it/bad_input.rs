@@ -65,7 +65,7 @@ fn invalid_utf8_is_read_lossily() {
 }
 
 #[test]
-fn a_truncated_gzip_still_reports_with_a_note() {
+fn a_truncated_gzip_reports_what_was_read_and_exits_2() {
     let mut text = Vec::new();
     for i in 0..20_000 {
         text.extend_from_slice(
@@ -81,9 +81,25 @@ fn a_truncated_gzip_still_reports_with_a_note() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("server.log.gz");
     std::fs::write(&p, cut).unwrap();
-    let v = json(&run(&["diagnose", "--format", "json", p.to_str().unwrap()]));
+    let out = run(&["diagnose", "--format", "json", p.to_str().unwrap()]);
+    // A one-line error naming the file, exit 2, and the report of what was read.
+    one_line_error(&out, "server.log.gz");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("truncated"));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the report is JSON");
     let note = v["inputs"][0]["note"].as_str().unwrap_or("");
-    assert!(note.contains("stopped early"), "{v}");
+    assert!(note.contains("truncated"), "{v}");
+    assert!(v["inputs"][0]["lines"].as_u64().unwrap_or(0) > 0, "{v}");
+}
+
+#[test]
+fn a_compressed_file_cut_before_its_first_line_is_a_one_line_error() {
+    let gz = super::diagnose::gzip_bytes(b"RuntimeError: CUDA error: out of memory\n");
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("tiny.log.gz");
+    std::fs::write(&p, &gz[..10]).unwrap();
+    let out = run(&["diagnose", p.to_str().unwrap()]);
+    one_line_error(&out, "tiny.log.gz");
+    assert!(out.stdout.is_empty(), "no report of nothing");
 }
 
 #[test]
