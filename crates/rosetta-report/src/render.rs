@@ -897,11 +897,15 @@ fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
                 h.cause,
                 h.confidence,
                 md_escape(&summary_with_cases(h)),
-                md_escape(&h.experiments.first().cloned().unwrap_or_default())
+                h.experiments
+                    .iter()
+                    .map(|x| md_escape(x))
+                    .collect::<Vec<_>>()
+                    .join("<br>")
             )?;
         }
         for (i, h) in r.hypotheses.iter().take(style.top).enumerate() {
-            if h.evidence.is_empty() && h.references.is_empty() {
+            if h.evidence.is_empty() && h.references.is_empty() && h.why.is_none() {
                 continue;
             }
             writeln!(w)?;
@@ -910,12 +914,18 @@ fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
                 "<details><summary>{}. {} — {}</summary>",
                 i + 1,
                 h.cause,
-                if h.evidence.is_empty() {
+                if !h.evidence.is_empty() {
+                    "evidence"
+                } else if !h.references.is_empty() {
                     "references"
                 } else {
-                    "evidence"
+                    "why"
                 }
             )?;
+            if let Some(why) = &h.why {
+                writeln!(w)?;
+                writeln!(w, "Why: {}", md_escape(why))?;
+            }
             if !h.evidence.is_empty() {
                 writeln!(w)?;
                 writeln!(w, "```")?;
@@ -1098,7 +1108,12 @@ fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
                     }
                 })
                 .collect();
-            writeln!(w, "<tr><td>{}</td><td><code>{}</code></td><td>{:.2}</td><td>{}{}{}</td><td><ul>{}</ul></td></tr>", i + 1, h.cause, h.confidence, esc(&summary_with_cases(h)), ev, refs, tries)?;
+            let why = h
+                .why
+                .as_ref()
+                .map(|y| format!("<br><i>why: {}</i>", esc(y)))
+                .unwrap_or_default();
+            writeln!(w, "<tr><td>{}</td><td><code>{}</code></td><td>{:.2}</td><td>{}{}{}{}</td><td><ul>{}</ul></td></tr>", i + 1, h.cause, h.confidence, esc(&summary_with_cases(h)), why, ev, refs, tries)?;
         }
         writeln!(w, "</table>")?;
     }
@@ -1565,6 +1580,31 @@ mod tests {
                     out.contains("sgl-project/sglang"),
                     "{f:?} lacks the references"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn markdown_and_html_carry_every_try_and_the_why() {
+        // The newcomer's second pass: markdown showed only the first experiment of a cause
+        // and neither it nor HTML said why.
+        let mut r = with_similar();
+        let h = &mut r.hypotheses[0];
+        h.experiments = vec![
+            "CUDA_LAUNCH_BLOCKING=1  (env var + restart)".into(),
+            "switch the attention backend  (restart)".into(),
+        ];
+        h.why = Some("a kernel indexed past its table".into());
+        for f in [Format::Markdown, Format::Html] {
+            let mut out = Vec::new();
+            render_width(&r, f, Style::default(), 100, &mut out).unwrap();
+            let out = String::from_utf8(out).unwrap();
+            for fact in [
+                "CUDA_LAUNCH_BLOCKING=1",
+                "switch the attention backend",
+                "a kernel indexed past its table",
+            ] {
+                assert!(out.contains(fact), "{f:?} lacks {fact:?}:\n{out}");
             }
         }
     }
