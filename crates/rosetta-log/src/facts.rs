@@ -495,10 +495,7 @@ fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback]) -> Vec<Inc
                 });
             // Raised while a package builds (pip's build env, setup.py): a failed build,
             // whatever the exception type.
-            let in_build = tb
-                .frames
-                .iter()
-                .any(|f| voc.phase_of_function(&f.function, &f.file) == Some(Phase::Install));
+            let in_build = raised_in_build(voc, &tb.frames);
             if in_build && matches!(inc.class, FailureClass::PythonError) {
                 inc.class = FailureClass::BuildError;
                 inc.strength = 74;
@@ -564,10 +561,7 @@ fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback]) -> Vec<Inc
                     )
                 })
                 .collect();
-            let in_build = tb
-                .frames
-                .iter()
-                .any(|f| voc.phase_of_function(&f.function, &f.file) == Some(Phase::Install));
+            let in_build = raised_in_build(voc, &tb.frames);
             inc.class = if in_build {
                 FailureClass::BuildError
             } else if voc.shape(ShapeId::ConfigWords).is_match(&frame_text) {
@@ -788,6 +782,14 @@ const GENERIC_STRENGTH: u8 = 6;
 
 /// A line at error level, or one that opens with an error banner (`ERROR:`, `error:`,
 /// `FATAL`, `fatal error`, `[E]`, ...; the `error-line` shape).
+/// Frames run by a package build (pip's build env, setuptools): the phase vocabulary's
+/// `install` paths say so.
+fn raised_in_build(voc: &Vocabulary, frames: &[Frame]) -> bool {
+    frames
+        .iter()
+        .any(|f| voc.phase_of_function(&f.function, &f.file) == Some(Phase::Install))
+}
+
 /// A row of a text table (`| name | 1 | UNAVAILABLE: ... |`).
 fn table_row(msg: &str) -> bool {
     msg.trim_start().starts_with('|')
