@@ -61,7 +61,10 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
         .as_ref()
         .map(|f| (f.source, f.line, f.run_start));
     if let Some(f) = &log.failure {
-        for (class, line) in &f.earlier_runs {
+        for (k, (class, line)) in f.earlier_runs.iter().enumerate() {
+            if let Some((_, n)) = f.unseen_runs.filter(|(at, _)| *at == k) {
+                timeline.push(unseen_runs(n, *line));
+            }
             timeline.push(TimelineEntry {
                 phase: Phase::Unknown,
                 line: *line,
@@ -69,7 +72,11 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
                 label: format!("earlier run: {class}"),
                 time: None,
                 failed: true,
+                runs: None,
             });
+        }
+        if let Some((_, n)) = f.unseen_runs.filter(|(at, _)| *at >= f.earlier_runs.len()) {
+            timeline.push(unseen_runs(n, f.run_start));
         }
     }
     for m in &log.milestones {
@@ -87,6 +94,7 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
                         label: m.label.to_string(),
                         time: m.time.clone(),
                         failed: false,
+                        runs: None,
                     });
                 }
             }
@@ -104,6 +112,7 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
             label,
             time: f.time.clone(),
             failed: true,
+            runs: None,
         });
     }
 
@@ -241,5 +250,19 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
                     .collect(),
             }
         }),
+    }
+}
+
+/// A step standing for the launches a long restart loop repeated beyond what the scanner
+/// kept: counted, not read, so their outcome is not known one by one.
+fn unseen_runs(n: usize, before_line: u64) -> TimelineEntry {
+    TimelineEntry {
+        phase: Phase::Unknown,
+        line: before_line,
+        end_line: None,
+        label: format!("earlier runs not kept: {n}"),
+        time: None,
+        failed: true,
+        runs: Some(n as u64),
     }
 }

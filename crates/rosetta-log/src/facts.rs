@@ -141,6 +141,10 @@ pub struct Failure {
     pub run_start: u64,
     /// The failures of earlier runs: (class, line).
     pub earlier_runs: Vec<(FailureClass, u64)>,
+    /// Runs the scanner counted but did not keep: (index in `earlier_runs` they come
+    /// before, how many). A long loop keeps its first and last launches; the rest lie
+    /// in the widest gap between the runs it kept.
+    pub unseen_runs: Option<(usize, usize)>,
     /// When the failure line is a kernel's own message, the Python error that
     /// followed it: (line, message).
     pub surfaced: Option<(u64, String)>,
@@ -177,6 +181,7 @@ impl Failure {
             run: (0, 1),
             run_start: 1,
             earlier_runs: Vec::new(),
+            unseen_runs: None,
             surfaced: None,
         }
     }
@@ -1043,6 +1048,13 @@ fn choose_failure(
     // A long restart loop repeats its launch lines more often than the scanner keeps
     // examples of one template: the launches it did not keep are runs too.
     let unseen = unseen_relaunches(f, templates, &runs);
+    let unseen_runs = (unseen > 0 && !runs.is_empty()).then(|| {
+        let at: Vec<u64> = runs.iter().map(|r| f.incidents[r.0[0]].key_line).collect();
+        let widest = (1..at.len())
+            .max_by_key(|&k| (at[k].saturating_sub(at[k - 1]), std::cmp::Reverse(k)))
+            .unwrap_or(at.len() - 1);
+        (widest, unseen)
+    });
     let (run_idx, chosen, run_start) = if let Some(run) = runs.last() {
         (runs.len() - 1 + unseen, run.0[0], run.1)
     } else {
@@ -1173,6 +1185,7 @@ fn choose_failure(
         run: (run_idx, runs.len().max(1) + unseen),
         run_start,
         earlier_runs: earlier,
+        unseen_runs,
     };
     (Some(failure), other_runs)
 }

@@ -151,6 +151,12 @@ struct StreamState {
     last: Option<usize>,
     chain_pending: bool,
     last_line: u64,
+    /// Whether the last exception line carried a timestamp of its own. The message of an
+    /// exception printed raw (no timestamp) ends at the first stamped line: that line is
+    /// the logger speaking again (`Received sigquit ...`, the next launch's banner).
+    exc_stamped: bool,
+    /// The last exception's message has ended; later lines are not its continuation.
+    exc_closed: bool,
 }
 
 /// Rebuilds tracebacks from the records of all sources, in record order.
@@ -242,6 +248,8 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
                 continue;
             }
             if let Some((t, m)) = parse_exception_line(msg.trim_start()) {
+                st.exc_stamped = rec.prefix.time.is_some();
+                st.exc_closed = false;
                 tb.exception = Some(Exception {
                     type_name: t,
                     message: m,
@@ -256,7 +264,10 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
             continue;
         }
         // Message continuation right after an exception line.
-        if let Some(i) = st.last {
+        if rec.prefix.time.is_some() && !st.exc_stamped {
+            st.exc_closed = true;
+        }
+        if let Some(i) = st.last.filter(|_| !st.exc_closed) {
             let tb = &mut out[i];
             if let Some(ex) = tb.exception.as_mut() {
                 let near = rec.line <= tb.end_line + 2;
@@ -313,6 +324,25 @@ mod tests {
         let out =
             Scanner::new(crate::Vocabulary::embedded(), &[]).scan_reader(0, &mut log.as_bytes());
         collect(&out.records)
+    }
+
+    #[test]
+    fn a_raw_exception_message_ends_at_the_next_stamped_line() {
+        // The exception's own detail lines continue it; the logger's next stamped line,
+        // and what follows it (a kill, the next launch pasted after), do not.
+        let log = "Traceback (most recent call last):\n  File \"/x/scheduler.py\", line 9, in run\n    f()\ntorch.AcceleratorError: CUDA error: device-side assert triggered\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1\n[2026-02-24 10:11:06] Received sigquit from a child process. It usually means the child failed.\nKilled\n# launch two\n[2026-02-24 09:12:03] server_args=ServerArgs(model_path='m')\n";
+        let t = tbs(log);
+        assert_eq!(t.len(), 1);
+        let ex = t[0].exception.as_ref().unwrap();
+        assert_eq!(ex.extra.len(), 1, "{:?}", ex.extra);
+        assert!(ex.extra[0].contains("CUDA_LAUNCH_BLOCKING"));
+        assert_eq!(t[0].end_line, 5);
+        // A stamped exception keeps its stamped continuation.
+        let log = "[2026-02-24 10:11:06] ValueError: bad value\n[2026-02-24 10:11:06] more detail about the value\n";
+        let t = tbs(log);
+        if let Some(ex) = t.first().and_then(|t| t.exception.as_ref()) {
+            assert!(ex.extra.iter().all(|e| e.contains("detail")));
+        }
     }
 
     #[test]

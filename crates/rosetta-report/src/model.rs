@@ -238,6 +238,10 @@ pub struct TimelineEntry {
     /// This step is the failure.
     #[serde(default)]
     pub failed: bool,
+    /// Earlier runs this step stands for when it is not one run: launches the scanner
+    /// counted but did not keep (a long restart loop keeps its first and last runs).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub runs: Option<u64>,
 }
 
 /// A distinct warning.

@@ -603,22 +603,22 @@ fn hypothesis_text(
 }
 
 /// Timeline steps for text: earlier runs that ended the same way fold into one step
-/// (`runs 1-9: the same failure (device-side-assert) ×9`), and a long run keeps its first
-/// and last steps, so the timeline stays a few lines whatever the log holds.
+/// (`runs 1-9: the same failure (device-side-assert) ×9`), a loop that alternates
+/// (an OOM, then an assert, again and again) folds by its cycle, launches counted but not
+/// kept are one step, and a long run keeps its first and last steps, so the timeline stays
+/// a few lines whatever the log holds.
 fn timeline_steps(r: &Report) -> Vec<(String, bool)> {
-    const EARLIER: &str = "earlier run: ";
     let t = &r.timeline;
     // The last failed step is this run's failure; failed steps before the first milestone
     // of the last run are earlier runs.
     let last_failed = t.iter().rposition(|e| e.failed);
-    let final_label = r.failure.as_ref().map(|f| f.class.to_string());
+    let earlier = |i: usize| t[i].failed && Some(i) != last_failed;
     let mut steps: Vec<(String, bool)> = Vec::new();
     let mut i = 0;
-    let mut run_no = 0usize;
+    let mut run_no = 0u64;
     while i < t.len() {
         let e = &t[i];
-        let earlier = e.failed && Some(i) != last_failed;
-        if !earlier {
+        if !earlier(i) {
             let lines = match e.end_line {
                 Some(x) if x != e.line => format!("{}-{}", e.line, x),
                 _ => e.line.to_string(),
@@ -631,50 +631,66 @@ fn timeline_steps(r: &Report) -> Vec<(String, bool)> {
             i += 1;
             continue;
         }
-        let mut j = i;
-        while j + 1 < t.len()
-            && Some(j + 1) != last_failed
-            && t[j + 1].failed
-            && t[j + 1].label == e.label
-            && t[j + 1].phase == e.phase
-        {
-            j += 1;
+        if let Some(n) = e.runs {
+            steps.push((
+                format!(
+                    "runs {}-{}: counted, not kept (the same launch repeated)",
+                    run_no + 1,
+                    run_no + n
+                ),
+                true,
+            ));
+            run_no += n;
+            i += 1;
+            continue;
         }
-        let n = j - i + 1;
-        let what = e.label.strip_prefix(EARLIER).unwrap_or(&e.label);
-        let phase = match e.phase {
-            rosetta_schema::Phase::Unknown => String::new(),
-            ph => format!(" in {ph}"),
-        };
-        let same = final_label.as_deref() == Some(what)
-            && r.failure
-                .as_ref()
-                .is_some_and(|f| e.phase == rosetta_schema::Phase::Unknown || e.phase == f.phase);
+        // The run of earlier steps from here, and the cycle that covers most of it.
+        let mut end = i;
+        while end < t.len() && earlier(end) && t[end].runs.is_none() {
+            end += 1;
+        }
+        let same = |a: usize, b: usize| t[a].label == t[b].label && t[a].phase == t[b].phase;
+        let (period, reps) = (1..=3usize)
+            .map(|p| {
+                let mut k = 1;
+                while i + (k + 1) * p <= end && (0..p).all(|x| same(i + x, i + k * p + x)) {
+                    k += 1;
+                }
+                (p, k)
+            })
+            .filter(|&(p, k)| p == 1 || k >= 2)
+            .max_by_key(|&(p, k)| (p * k, std::cmp::Reverse(p)))
+            .unwrap_or((1, 1));
+        let n = (period * reps) as u64;
+        let last = i + period * reps - 1;
         let lines = if n > 1 {
-            format!("lines {}-{}", e.line, t[j].line)
+            format!("lines {}-{}", e.line, t[last].line)
         } else {
             format!("line {}", e.line)
         };
-        let label = match (n, same) {
-            (1, true) => format!(
-                "run {}: the same failure, {what}{phase} ✗ ({lines})",
-                run_no + 1
-            ),
-            (1, false) => format!("run {}: {what}{phase} ✗ ({lines})", run_no + 1),
-            (_, true) => format!(
-                "runs {}-{}: the same failure, {what}{phase}, ×{n} ({lines})",
-                run_no + 1,
-                run_no + n
-            ),
-            (_, false) => format!(
-                "runs {}-{}: {what}{phase} ×{n} ({lines})",
-                run_no + 1,
-                run_no + n
-            ),
+        let runs = if n > 1 {
+            format!("runs {}-{}", run_no + 1, run_no + n)
+        } else {
+            format!("run {}", run_no + 1)
+        };
+        let label = if period == 1 {
+            let (what, same_as_final) = earlier_what(r, e);
+            let times = if n > 1 {
+                format!(", ×{n}")
+            } else {
+                " ✗".to_string()
+            };
+            match same_as_final {
+                true => format!("{runs}: the same failure, {what}{times} ({lines})"),
+                false => format!("{runs}: {what}{times} ({lines})"),
+            }
+        } else {
+            let cycle: Vec<String> = (0..period).map(|x| earlier_what(r, &t[i + x]).0).collect();
+            format!("{runs}: {}, ×{reps} ({lines})", cycle.join(", then "))
         };
         steps.push((label, true));
         run_no += n;
-        i = j + 1;
+        i = last + 1;
     }
     // Keep the head and the end of a long timeline.
     const KEEP_HEAD: usize = 4;
@@ -687,6 +703,21 @@ fn timeline_steps(r: &Report) -> Vec<(String, bool)> {
         steps.extend(tail);
     }
     steps
+}
+
+/// What an earlier run's step says (`device-side-assert in decode`), and whether it is
+/// the same failure as the one this report is about.
+fn earlier_what(r: &Report, e: &crate::model::TimelineEntry) -> (String, bool) {
+    let what = e.label.strip_prefix("earlier run: ").unwrap_or(&e.label);
+    let phase = match e.phase {
+        rosetta_schema::Phase::Unknown => String::new(),
+        ph => format!(" in {ph}"),
+    };
+    let same = r.failure.as_ref().is_some_and(|f| {
+        f.class.to_string() == what
+            && (e.phase == rosetta_schema::Phase::Unknown || e.phase == f.phase)
+    });
+    (format!("{what}{phase}"), same)
 }
 
 fn timeline_and_warnings(r: &Report, p: &Paint, o: &mut Out) -> io::Result<()> {
@@ -1440,6 +1471,7 @@ mod tests {
             label: label.into(),
             time: None,
             failed,
+            runs: None,
         };
         for i in 0..earlier {
             r.timeline.push(step(
@@ -1489,6 +1521,58 @@ mod tests {
     }
 
     #[test]
+    fn an_alternating_loop_folds_by_its_cycle_and_counts_runs_not_kept() {
+        use crate::model::TimelineEntry;
+        use rosetta_schema::Phase;
+        // 300 pasted copies of a two-launch log: OOM, assert, OOM, assert, ...; the
+        // scanner kept the first 48 and the last 48 launches and counted the rest.
+        let mut r = restart_loop(0);
+        let tail = r.timeline.split_off(0);
+        let step = |line, label: &str, runs| TimelineEntry {
+            phase: Phase::Unknown,
+            line,
+            end_line: None,
+            label: label.into(),
+            time: None,
+            failed: true,
+            runs,
+        };
+        let mut line = 10;
+        for k in 0..96u64 {
+            if k == 48 {
+                r.timeline
+                    .push(step(line, "earlier runs not kept: 407", Some(407)));
+            }
+            let label = if k % 2 == 0 {
+                "earlier run: gpu-oom"
+            } else {
+                "earlier run: device-side-assert"
+            };
+            r.timeline.push(step(line, label, None));
+            line += 150;
+        }
+        r.timeline.extend(tail);
+        let out = text_of(&r, false, 100);
+        let t = out
+            .lines()
+            .skip_while(|l| !l.starts_with("TIMELINE"))
+            .take_while(|l| !l.is_empty() && !l.starts_with("read "))
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            t.contains("runs 1-48: gpu-oom, then device-side-assert, ×24"),
+            "{t}"
+        );
+        assert!(t.contains("runs 49-455: counted, not kept"), "{t}");
+        assert!(
+            t.contains("runs 456-503: gpu-oom, then device-side-assert, ×24"),
+            "{t}"
+        );
+        assert!(t.contains("decode: device-side-assert ✗"), "{t}");
+        assert!(t.lines().count() <= 4, "{t}");
+    }
+
+    #[test]
     fn a_long_timeline_keeps_its_head_and_end() {
         use crate::model::TimelineEntry;
         let mut r = long_lines();
@@ -1500,6 +1584,7 @@ mod tests {
                 label: format!("step number {i}"),
                 time: None,
                 failed: i == 63,
+                runs: None,
             });
         }
         let out = text_of(&r, false, 100);

@@ -241,6 +241,7 @@ fn report(lines: &[String], slots: &[u8]) -> Report {
                 label: l.clone(),
                 time: None,
                 failed: false,
+                runs: None,
             }),
             4 => r.warnings.push(Warning {
                 text: l.clone(),

@@ -363,6 +363,7 @@ fn stall_failure(
         run: (0, 1),
         run_start: 1,
         earlier_runs: Vec::new(),
+        unseen_runs: None,
         surfaced: None,
     }
 }

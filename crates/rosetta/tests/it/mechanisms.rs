@@ -139,6 +139,45 @@ fn byte_identical_copies_are_runs_too() {
 }
 
 #[test]
+fn a_log_pasted_twice_keeps_every_earlier_run() {
+    // Two copies of the two-launch example: four runs, OOM, assert, OOM, assert. The
+    // first copy's last exception must not swallow the second copy's banner and launch
+    // (a raw exception's message ends at the next stamped line), or the third run merges
+    // into the second and vanishes from the timeline.
+    let log = example().repeat(2);
+    let v = json(&run_stdin(
+        &["diagnose", "--format", "json"],
+        log.as_bytes(),
+    ));
+    let failed: Vec<(String, u64)> = v["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["failed"] == true)
+        .map(|e| {
+            (
+                e["label"].as_str().unwrap().to_string(),
+                e["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let n = example().lines().count() as u64;
+    let labels: Vec<&str> = failed.iter().map(|(l, _)| l.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "earlier run: gpu-oom",
+            "earlier run: device-side-assert",
+            "earlier run: gpu-oom",
+            "decode: device-side-assert"
+        ],
+        "{failed:?}"
+    );
+    assert_eq!(failed[2].1, failed[0].1 + n, "{failed:?}");
+    assert!(v["notes"].to_string().contains("4 runs"), "{}", v["notes"]);
+}
+
+#[test]
 fn two_unrelated_logs_each_keep_their_failure() {
     let dir = tempfile::tempdir().unwrap();
     let a = write(
