@@ -1338,11 +1338,17 @@ fn phase_of(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> (Phase, String) {
     // framework's own traceback of it) may name the phase.
     // A traceback printed right after an error line is usually that error surfacing,
     // whatever class its own exception has.
+    // A traceback with no exception of its own (cut, or a parent process's report of a
+    // worker's failure) cannot be another error: it is this one surfacing.
+    let no_error_of_its_own =
+        |x: &Incident| x.exception.is_none() && x.strength <= GENERIC_STRENGTH.max(8);
     for other in f.incidents.iter().filter(|x| {
         x.source == inc.source
             && x.line > inc.end_line
             && x.line <= inc.end_line + 80
-            && (x.class == inc.class || (inc.frames.is_empty() && !x.frames.is_empty()))
+            && (x.class == inc.class
+                || (inc.frames.is_empty() && !x.frames.is_empty())
+                || (!x.frames.is_empty() && no_error_of_its_own(x)))
     }) {
         if let Some(p) = other.phase_hint.filter(|_| other.class == inc.class) {
             return (p, format!("the same error at line {} names it", other.line));
@@ -1605,6 +1611,12 @@ fn degenerate_text(voc: &Vocabulary, msg: &str) -> bool {
     if msg.len() < 24 {
         return false;
     }
+    // Garbled tokens anywhere in the line: output that decodes into fragments of scripts.
+    let tokens = msg.split_whitespace().count();
+    let garbled = msg.split_whitespace().filter(|t| garbled_token(t)).count();
+    if garbled >= 3 && garbled * 5 >= tokens {
+        return true;
+    }
     for seg in generated_segments(voc, msg) {
         let mut words: Vec<String> = Vec::new();
         let mut cur = String::new();
@@ -1664,6 +1676,23 @@ fn degenerate_text(voc: &Vocabulary, msg: &str) -> bool {
         }
     }
     false
+}
+
+/// A token no language writes: three scripts run together (`kirIICom2ARNбуIIiamondII队员们`),
+/// two scripts neither of which is Latin (Cyrillic fused to CJK), or a replacement character
+/// (U+FFFD, bytes that decode to nothing) fused to letters of two scripts. Latin fused to CJK
+/// alone is ordinary Chinese or Japanese prose (`使用Python进行`).
+fn garbled_token(tok: &str) -> bool {
+    let mut scripts = [false; 8];
+    let mut replacement = false;
+    for c in tok.chars() {
+        replacement |= c == '\u{FFFD}';
+        if let Some(s) = script(c) {
+            scripts[s as usize] = true;
+        }
+    }
+    let n = scripts.iter().filter(|&&x| x).count();
+    n >= 3 || (n == 2 && !scripts[0]) || (replacement && n >= 2)
 }
 
 /// Generated text that has fallen apart into punctuation and short function words
@@ -1741,6 +1770,23 @@ mod tests {
             v,
             "Output: 'hello мир 世界 again hello мир 世界 again and more words'"
         ));
+    }
+
+    #[test]
+    fn garbled_tokens_are_degenerate_and_mixed_prose_is_not() {
+        let v = voc();
+        // Raw output pasted after the command that produced it (no quotes, no `Output:`).
+        assert!(degenerate_text(
+            v,
+            "To学霸照IIHOCI脾\u{FFFD}\u{FFFD}作出了以\u{FFFD}.QuadIIXloeII山坡 scarce\u{FFFD}тратплH devstat用量 Pro\u{FFFD}始 kirIICom2ARNбуIIiamondII队员们ière"
+        ));
+        for fine in [
+            "我们使用Python进行推理, 模型是Qwen3, 在RTX4090上运行, 没有问题",
+            "Загрузка модели Llama-3 завершена за 12 s on GPU 0",
+            "ERROR: the file name ab\u{FFFD}cd.txt cannot be decoded",
+        ] {
+            assert!(!degenerate_text(v, fine), "{fine}");
+        }
     }
 
     #[test]

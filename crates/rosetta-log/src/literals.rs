@@ -84,7 +84,10 @@ pub fn signal_literals(signal_patterns: &[Vec<String>], extra: &[String]) -> Vec
         };
         // The whole pattern's prefix set when it has a finite one, else each
         // branch's that has a small one.
-        let words: Vec<String> = match prefix_literals(&hir) {
+        // A whole-pattern set trimmed by the extractor's limit holds short stubs (`S`,
+        // `Sig`) that are then dropped; such a set stands for nothing, so go branch by branch.
+        let whole = prefix_literals(&hir).filter(|w| w.iter().all(|x| x.len() >= 4));
+        let words: Vec<String> = match whole {
             Some(w) => w,
             // Only branches with a few long words: a short or case-folded prefix
             // (`are `, `For `) would stop the scanner on every line.

@@ -881,6 +881,34 @@ mod tests {
     }
 
     #[test]
+    fn every_signal_example_is_kept_as_an_error_line() {
+        // The scanner looks at a line only when it holds a literal; a signal whose literals
+        // were lost (an extraction that fell back to stubs) would never see its own lines.
+        let v = crate::Vocabulary::embedded();
+        let scanner = Scanner::new(v, &[]);
+        let mut missed: Vec<String> = Vec::new();
+        for e in v
+            .entries
+            .iter()
+            .filter(|e| e.kind == crate::vocab::EntryKind::Signal)
+        {
+            let i = v.signal(&e.id).unwrap();
+            if v.signals[i].strength < 5 {
+                continue;
+            }
+            for line in &e.fires {
+                let out = scanner
+                    .fresh()
+                    .scan_reader(0, &mut format!("{line}\n").as_bytes());
+                if !out.records.iter().any(|r| r.line == 1 && r.errorish) {
+                    missed.push(format!("{}: {line}", e.id));
+                }
+            }
+        }
+        assert!(missed.is_empty(), "{missed:#?}");
+    }
+
+    #[test]
     fn counts_lines_and_keeps_errors_with_their_frames() {
         let log = "hello\nworld\nTraceback (most recent call last):\n  File \"a.py\", line 3, in f\n    x = y()\nKeyError: 'type'\nbye\n";
         let out = scan(log);

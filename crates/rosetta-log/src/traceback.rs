@@ -102,7 +102,7 @@ fn patterns() -> &'static Patterns {
     static P: OnceLock<Patterns> = OnceLock::new();
     P.get_or_init(|| Patterns {
         // `... it reports an error: RuntimeError: probability tensor contains ...`
-        prose_exception: Regex::new(r#"(?:^|[\s`'"(\[:])((?:[A-Za-z_]\w*\.)*[A-Z][A-Za-z]\w*?(?:Error|Exception))(?:\(\w*\))?:\s+(\S.{4,})$"#).unwrap(),
+        prose_exception: Regex::new(r#"(?:^|[\s`'"(\[:])((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Z][A-Za-z][A-Za-z0-9_]*?(?:Error|Exception))(?:\(\w*\))?:\s+(\S.{4,})$"#).unwrap(),
         // gdb `#5  0x00007f.. in llama_sampler_softmax_impl(...) () from libllama.so`
         // and c10 `frame #3: c10d::ProcessGroupNCCL::watchdog() + 0x8c (0x7f.. in libtorch.so)`
         native: Regex::new(r"^\s*(?:#\d+\s+(?:0x[0-9a-fA-F]+ in )?|frame #\d+: (?:0x[0-9a-fA-F]+ )?)([A-Za-z_~][\w:~<>,]*?)\s*(?:\(|\+ 0x)(?:.*(?: at | from |\(0x[0-9a-f]+ in )([^\s)]+)\)?\s*$)?").unwrap(),
@@ -110,7 +110,7 @@ fn patterns() -> &'static Patterns {
         // A pasted snippet that starts mid-frame: `/lib/.../config.py", line 1062, in f`
         frame_partial: Regex::new(r#"^\s*(\S[^"]*)", line (\d+), in (\S+)"#).unwrap(),
         exception: Regex::new(
-            r#"^((?:[A-Za-z_][\w]*\.)*(?:[A-Za-z_]\w*)?(?:Error|Exception|Interrupt|Exit|Warning|Failure|Fault|Iteration|Timeout|Abort|Exceeded)|KeyError|StopIteration|(?:[a-z_][\w]*\.){2,}[A-Z]\w+)(?:\([\w.]+\))?(?::\s?(.*)|\(['"](.*)['"]\))?$"#,
+            r#"^((?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:[A-Za-z_][A-Za-z0-9_]*)?(?:Error|Exception|Interrupt|Exit|Warning|Failure|Fault|Iteration|Timeout|Abort|Exceeded)|KeyError|StopIteration|(?:[a-z_][A-Za-z0-9_]*\.){2,}[A-Z][A-Za-z0-9_]+)(?:\([\w.]+\))?(?::\s?(.*)|\(['"](.*)['"]\))?$"#,
         )
         .unwrap(),
     })
@@ -157,6 +157,11 @@ struct StreamState {
     exc_stamped: bool,
     /// The last exception's message has ended; later lines are not its continuation.
     exc_closed: bool,
+    /// The previous line was a Python frame (1) or its code (2) printed without its
+    /// indentation: a logger prefix ate the spaces (`ERROR 09-17 23:37:06 [core.py:712]
+    /// File ...`), so the one code line under a frame, and the `^^^^` marks under that,
+    /// can only be told by their place.
+    flat_frame: u8,
 }
 
 /// Rebuilds tracebacks from the records of all sources, in record order.
@@ -227,13 +232,27 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
                 t.indent = t.indent.saturating_sub(2);
                 t
             });
+            let python = f.line > 0;
+            st.flat_frame = u8::from(python && leading_ws(msg) <= tb.indent);
             tb.frames.push(f);
             tb.end_line = rec.line;
             continue;
         }
         let ws = leading_ws(msg);
+        let marks = |m: &str| {
+            let m = m.trim();
+            !m.is_empty() && m.chars().all(|c| matches!(c, '^' | '~' | ' '))
+        };
+        let flat_code = match std::mem::take(&mut st.flat_frame) {
+            1 => parse_exception_line(msg.trim_start()).is_none(),
+            2 => marks(msg),
+            _ => false,
+        };
         if let Some(tb) = st.current.as_mut() {
-            if ws > tb.indent {
+            if ws > tb.indent || flat_code {
+                if flat_code {
+                    st.flat_frame = 2;
+                }
                 let code = msg.trim();
                 let decoration =
                     code.chars().all(|c| matches!(c, '^' | '~' | ' ')) || code == "...";
@@ -311,6 +330,9 @@ mod prose_tests {
         assert_eq!(t, "RuntimeError");
         assert!(m.starts_with("probability tensor"));
         assert!(find_exception_in_prose("Error: it failed").is_none());
+        // Garbled output that happens to hold `Error:` is not an exception: type names are ASCII.
+        assert!(super::parse_exception_line("ICA香气IIADError: Aborted.").is_none());
+        assert!(find_exception_in_prose("ICA香气IIADError: Aborted the run.").is_none());
         assert!(find_exception_in_prose("we saw a RuntimeError yesterday").is_none());
     }
 }
