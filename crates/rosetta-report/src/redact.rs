@@ -574,6 +574,7 @@ mod tests {
             count: 1,
             ranks: vec![],
             line: 3,
+            file: None,
             note: None,
         });
         let r = redact(&rep);
