@@ -4,7 +4,7 @@
 //! `findings diff` renders it; `rulings` asks whether it is exactly an
 //! experiment's change.
 
-use crate::model::{Attempt, FailureRef, Outcome};
+use crate::model::{Attempt, FailureRef, Outcome, Source};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -67,12 +67,17 @@ pub struct Diff {
     pub outcome: (Outcome, Outcome),
     /// Failure before and after.
     pub failure: (Option<FailureRef>, Option<FailureRef>),
+    /// The attempt whose launch is not known, when one side is an imported log (no
+    /// command) and the other was launched: the two launches cannot be called the same.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unknown_launch: Option<i64>,
 }
 
 impl Diff {
     /// Nothing differs in how the two were launched.
     pub fn same_launch(&self) -> bool {
-        self.args.is_empty()
+        self.unknown_launch.is_none()
+            && self.args.is_empty()
             && self.env.is_empty()
             && self.versions.is_empty()
             && self.machine.is_empty()
@@ -195,7 +200,24 @@ pub fn diff(a: &Attempt, b: &Attempt) -> Diff {
         command,
         outcome: (a.outcome, b.outcome),
         failure: (a.failure, b.failure),
+        unknown_launch: unknown_launch(a, b),
     }
+}
+
+/// The side whose launch is unknown when only one side's is known: an imported log has
+/// no command, so its launch cannot be matched with a recorded one.
+fn unknown_launch(a: &Attempt, b: &Attempt) -> Option<i64> {
+    let unknown = |x: &Attempt| x.source == Source::Import || x.command.is_empty();
+    match (unknown(a), unknown(b)) {
+        (true, false) => Some(a.id),
+        (false, true) => Some(b.id),
+        _ => None,
+    }
+}
+
+/// The words for an unknown launch (after `launch`).
+pub fn unknown_launch_text(id: i64) -> String {
+    format!("not comparable (#{id} is an imported log with no command)")
 }
 
 /// The launcher's own changes (engine, program, positional words), from the
@@ -246,6 +268,10 @@ fn command_deltas(a: &Attempt, b: &Attempt) -> Vec<Delta> {
 /// A short line of what changed from `a` to `b`: `--disable-cuda-graph added (True)`.
 pub fn summary(d: &Diff, limit: usize) -> String {
     let mut parts: Vec<String> = Vec::new();
+    parts.extend(
+        d.unknown_launch
+            .map(|id| format!("launch {}", unknown_launch_text(id))),
+    );
     let inert = rosetta_kb::change::inert_args();
     parts.extend(
         d.args

@@ -535,6 +535,9 @@ pub fn diff_view(d: &Diff, format: Format, w: &mut dyn Write) -> io::Result<()> 
         return writeln!(w);
     }
     let mut rows: Vec<(String, String)> = Vec::new();
+    if let Some(id) = d.unknown_launch {
+        rows.push(("launch".into(), diff::unknown_launch_text(id)));
+    }
     let args_title = if d.args_from_log {
         "args (log)"
     } else {
@@ -583,6 +586,15 @@ pub fn diff_view(d: &Diff, format: Format, w: &mut dyn Write) -> io::Result<()> 
     writeln!(w, "{:<12}{moved}", "outcome")
 }
 
+/// The earliest and the latest start among the attempts (an imported log is dated by its
+/// file and may be older than attempts recorded before it).
+fn span(all: &[Attempt]) -> Option<(&str, &str)> {
+    let key = |a: &&Attempt| (a.started.parse::<jiff::Timestamp>().ok(), a.started.clone());
+    let first = all.iter().min_by_key(key)?;
+    let last = all.iter().max_by_key(key)?;
+    Some((first.started.as_str(), last.started.as_str()))
+}
+
 /// A goal for the export when the user gives none: the model, the framework and the GPUs.
 pub fn default_goal(all: &[Attempt]) -> String {
     let model = all
@@ -598,9 +610,14 @@ pub fn default_goal(all: &[Attempt]) -> String {
         g.first()
             .map(|x| format!("{}x {}", g.len(), x.name))
             .or_else(|| {
-                a.report
-                    .as_ref()
-                    .and_then(|r| r.facts.gpus.first().cloned())
+                // No GPU on the machine record (an import, or a run on another box):
+                // the log's own GPU and, when the log shows it, how many.
+                let facts = &a.report.as_ref()?.facts;
+                let name = facts.gpus.first()?;
+                Some(match facts.gpu_count {
+                    Some(n) => format!("{n}x {name}"),
+                    None => name.clone(),
+                })
             })
     });
     let mut s = String::from("Serve ");
@@ -633,14 +650,14 @@ pub fn export_markdown(
         "{}\n",
         goal.map(String::from).unwrap_or_else(|| default_goal(all))
     )?;
-    if let (Some(first), Some(last)) = (all.first(), all.last()) {
+    if let (Some((first, last)), Some(latest)) = (span(all), all.last()) {
         writeln!(
             w,
             "{} attempt(s) from {} to {}; the latest ended {}.\n",
             all.len(),
-            when(&first.started),
-            when(&last.started),
-            last.outcome
+            when(first),
+            when(last),
+            latest.outcome
         )?;
     }
     writeln!(w, "## Attempts\n")?;
@@ -791,4 +808,92 @@ pub fn export_markdown(
         writeln!(w)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Fingerprint, Source};
+    use rosetta_report::Report;
+
+    /// Two `rosetta run -- bash -c 'cat glm5.log; exit 1'` attempts and the same log
+    /// imported afterwards, dated earlier by its file (the newcomer's pass, issue 12
+    /// section 9). No machine GPU was recorded (no GPU where `run` ran).
+    fn newcomer_journal() -> Vec<Attempt> {
+        let mut report = Report::default();
+        report.facts.gpus = vec!["NVIDIA RTX PRO 6000 (sm_120)".into()];
+        report.facts.gpu_count = Some(8);
+        let launched = |id: i64, started: &str| Attempt {
+            id,
+            source: Source::Run,
+            started: started.into(),
+            ended: Some(started.into()),
+            cwd: None,
+            command: vec!["bash".into(), "-c".into(), "cat glm5.log; exit 1".into()],
+            args: None,
+            log_args: BTreeMap::new(),
+            env: BTreeMap::new(),
+            fingerprint: Fingerprint::default(),
+            model: None,
+            outcome: Outcome::Crashed,
+            exit_code: Some(1),
+            failure: None,
+            hypotheses: Vec::new(),
+            probe: None,
+            log_path: None,
+            report: Some(report.clone()),
+            notes: Vec::new(),
+        };
+        let mut imported = launched(3, "2026-12-01T14:10:00Z");
+        imported.source = Source::Import;
+        imported.command = Vec::new();
+        vec![
+            launched(1, "2026-12-01T14:40:00Z"),
+            launched(2, "2026-12-01T14:42:00Z"),
+            imported,
+        ]
+    }
+
+    #[test]
+    fn the_goal_counts_the_gpus_the_log_shows() {
+        let goal = default_goal(&newcomer_journal());
+        assert!(goal.contains("on 8x NVIDIA RTX PRO 6000"), "{goal}");
+        assert!(!goal.contains("1x"), "{goal}");
+    }
+
+    #[test]
+    fn the_date_range_runs_from_earliest_to_latest() {
+        let all = newcomer_journal();
+        let mut out = Vec::new();
+        export_markdown(&all, &[], None, &mut out).unwrap();
+        let md = String::from_utf8(out).unwrap();
+        let line = md
+            .lines()
+            .find(|l| l.contains("attempt(s) from"))
+            .expect("the range line");
+        let (first, last) = span(&all).unwrap();
+        assert_eq!(first, "2026-12-01T14:10:00Z");
+        assert_eq!(last, "2026-12-01T14:42:00Z");
+        assert!(
+            line.contains(&format!("from {} to {}", when(first), when(last))),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn an_imported_log_is_not_the_same_launch_as_a_command() {
+        let all = newcomer_journal();
+        let summary = changed(&all, &all[2]);
+        assert!(!summary.contains("same launch"), "{summary}");
+        assert!(summary.contains("#3 is an imported log"), "{summary}");
+        // Two recorded launches of one command are the same launch.
+        assert_eq!(changed(&all, &all[1]), "same launch");
+        let d = diff::diff(&all[1], &all[2]);
+        assert!(!d.same_launch());
+        let mut out = Vec::new();
+        diff_view(&d, Format::Text, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(!text.contains("the same (args"), "{text}");
+        assert!(text.contains("imported log"), "{text}");
+    }
 }

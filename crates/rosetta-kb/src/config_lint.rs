@@ -537,23 +537,33 @@ fn context_checks(cfg: &ModelConfig, ctx: Option<u64>, l: &mut Lint) {
         .max_position_key
         .clone()
         .unwrap_or_else(|| "max_position_embeddings".into());
+    // The positions a scaling covers: factor x the original positions (or x
+    // max_position_embeddings when the config states no original), and never fewer than
+    // max_position_embeddings itself. The messages print the numbers this check used.
     let scaled = effective_scaling(cfg)
         .filter(|(ty, f, _)| *f > 1.0 && ty != "default")
         .map(|(ty, f, orig)| {
-            let base = orig.unwrap_or(mpe);
-            let covered = ((base as f64) * f).floor() as u64;
-            (ty, f, base, covered.max(mpe))
+            let (base, base_key) = match orig {
+                Some(o) => (o, "original_max_position_embeddings"),
+                None => (mpe, key.as_str()),
+            };
+            let product = ((base as f64) * f).floor() as u64;
+            let how = format!("factor {f} x {base_key} {base} = {product}");
+            (ty, f, how, product.max(mpe), product >= mpe)
         });
     match scaled {
         None if ctx > mpe => push(l, Cause::RopeConfig, Severity::Error, &key, format!(
             "--context-length {ctx} is beyond {key} {mpe} and no RoPE scaling covers it: positions past {mpe} were never trained (garbage output, or index errors in kernels); serve at most {mpe} or add a RoPE scaling (e.g. yarn with factor {})",
             ctx.div_ceil(mpe.max(1))
         )),
-        Some((ty, f, base, covered)) if ctx > covered => push(l, Cause::RopeConfig, Severity::Error, &key, format!(
-            "--context-length {ctx} is beyond the {covered} positions that the `{ty}` RoPE scaling covers (factor {f} x {base})"
+        Some((ty, _, how, covered, true)) if ctx > covered => push(l, Cause::RopeConfig, Severity::Error, &key, format!(
+            "--context-length {ctx} is beyond the {covered} positions that the `{ty}` RoPE scaling covers ({how}); serve at most {covered}"
         )),
-        Some((ty, f, _, _)) if ctx > mpe => l.notes.push(format!(
-            "--context-length {ctx} is beyond {key} {mpe} but within the `{ty}` RoPE scaling (factor {f})"
+        Some((ty, _, how, covered, false)) if ctx > covered => push(l, Cause::RopeConfig, Severity::Error, &key, format!(
+            "--context-length {ctx} is beyond {key} {covered}, the most positions the config allows (its `{ty}` RoPE scaling covers fewer: {how}); serve at most {covered}"
+        )),
+        Some((ty, _, how, _, _)) if ctx > mpe => l.notes.push(format!(
+            "--context-length {ctx} is beyond {key} {mpe} but within the `{ty}` RoPE scaling ({how})"
         )),
         _ => {}
     }
@@ -757,9 +767,57 @@ mod tests {
         let l = run(yarn, None, Some(131072), None);
         assert!(l.findings.is_empty(), "{l:?}");
         assert!(l.notes.iter().any(|n| n.contains("within the `yarn`")));
-        assert_eq!(
-            causes(&run(yarn, None, Some(200000), None)),
-            [Cause::RopeConfig]
+        assert!(
+            l.notes
+                .iter()
+                .any(|n| n.contains("factor 4 x original_max_position_embeddings 32768 = 131072")),
+            "{l:?}"
+        );
+        let l = run(yarn, None, Some(200000), None);
+        assert_eq!(causes(&l), [Cause::RopeConfig]);
+        assert!(
+            l.findings[0].reason.contains(
+                "beyond the 131072 positions that the `yarn` RoPE scaling covers (factor 4 x original_max_position_embeddings 32768 = 131072)"
+            ),
+            "{}",
+            l.findings[0].reason
+        );
+    }
+
+    /// The newcomer's pass (issue 12, section 10): a config whose max_position_embeddings
+    /// (202752) is above what its yarn scaling covers (4 x 32768 = 131072) printed
+    /// "beyond the 202752 positions that the `yarn` RoPE scaling covers (factor 4 x 32768)":
+    /// a product that does not hold. The message names the number the check used.
+    #[test]
+    fn rope_coverage_arithmetic_prints_the_numbers_the_check_used() {
+        let glm = r#"{"architectures":["GlmMoeDsaForCausalLM"],"model_type":"glm_moe_dsa","max_position_embeddings":202752,
+            "rope_scaling":{"type":"yarn","factor":4.0,"original_max_position_embeddings":32768},
+            "hidden_size":1,"num_hidden_layers":1,"num_attention_heads":1,"vocab_size":1}"#;
+        let l = run(glm, None, Some(300000), None);
+        assert_eq!(causes(&l), [Cause::RopeConfig], "{l:?}");
+        let reason = &l.findings[0].reason;
+        assert!(
+            reason.contains("beyond max_position_embeddings 202752")
+                && reason.contains("factor 4 x original_max_position_embeddings 32768 = 131072"),
+            "{reason}"
+        );
+        assert!(
+            !reason.contains("202752 positions that the `yarn`"),
+            "{reason}"
+        );
+        // Within max_position_embeddings: no finding and no note.
+        let l = run(glm, None, Some(150000), None);
+        assert!(l.findings.is_empty() && l.notes.is_empty(), "{l:?}");
+        // No original positions stated: the factor applies to max_position_embeddings.
+        let no_orig = r#"{"architectures":["LlamaForCausalLM"],"model_type":"llama","max_position_embeddings":4096,
+            "rope_scaling":{"type":"linear","factor":2.0},
+            "hidden_size":1,"num_hidden_layers":1,"num_attention_heads":1,"vocab_size":1}"#;
+        let l = run(no_orig, None, Some(10000), None);
+        assert!(
+            l.findings[0]
+                .reason
+                .contains("beyond the 8192 positions that the `linear` RoPE scaling covers (factor 2 x max_position_embeddings 4096 = 8192)"),
+            "{l:?}"
         );
     }
 

@@ -41,7 +41,7 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
             }),
         asynchronous: f.asynchronous,
         sync_point: f.sync_point.clone(),
-        phase_reason: f.phase_reason.clone(),
+        phase_reason: with_file(&f.phase_reason, file_of(f.source).as_deref()),
         frames: f
             .frames
             .iter()
@@ -63,11 +63,12 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
     if let Some(f) = &log.failure {
         for (k, (class, line)) in f.earlier_runs.iter().enumerate() {
             if let Some((_, n)) = f.unseen_runs.filter(|(at, _)| *at == k) {
-                timeline.push(unseen_runs(n, *line));
+                timeline.push(unseen_runs(n, *line, file_of(f.source)));
             }
             timeline.push(TimelineEntry {
                 phase: Phase::Unknown,
                 line: *line,
+                file: file_of(f.source),
                 end_line: None,
                 label: format!("earlier run: {class}"),
                 time: None,
@@ -76,20 +77,24 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
             });
         }
         if let Some((_, n)) = f.unseen_runs.filter(|(at, _)| *at >= f.earlier_runs.len()) {
-            timeline.push(unseen_runs(n, f.run_start));
+            timeline.push(unseen_runs(n, f.run_start, file_of(f.source)));
         }
     }
     for m in &log.milestones {
         if fail_at.is_some_and(|(s, l, start)| m.source == s && (m.line > l || m.line < start)) {
             continue;
         }
+        let file = file_of(m.source);
         match timeline.last_mut() {
-            Some(last) if last.label == m.label => last.end_line = Some(m.line),
+            Some(last) if last.label == m.label && last.file == file => {
+                last.end_line = Some(m.line)
+            }
             _ => {
                 if timeline.len() < 64 {
                     timeline.push(TimelineEntry {
                         phase: m.phase,
                         line: m.line,
+                        file,
                         end_line: None,
                         label: m.label.to_string(),
                         time: m.time.clone(),
@@ -108,12 +113,41 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
         timeline.push(TimelineEntry {
             phase: f.phase,
             line: f.line,
+            file: file_of(f.source),
             end_line: None,
             label,
             time: f.time.clone(),
             failed: true,
             runs: None,
         });
+    }
+    // Another input's own failure ends that input's steps.
+    for o in &log.other_inputs {
+        let label = match o.phase {
+            Phase::Unknown => o.class.to_string(),
+            p => format!("{p}: {}", o.class),
+        };
+        timeline.push(TimelineEntry {
+            phase: o.phase,
+            line: o.line,
+            file: file_of(o.source),
+            end_line: None,
+            label,
+            time: o.time.clone(),
+            failed: true,
+            runs: None,
+        });
+    }
+    // With several inputs, each input's steps stay together, in the order of the inputs
+    // and of their lines: one file's steps never read as if they followed another's.
+    if multi {
+        let rank = |e: &TimelineEntry| {
+            log.inputs
+                .iter()
+                .position(|i| Some(i.name.display().to_string()) == e.file)
+                .unwrap_or(usize::MAX)
+        };
+        timeline.sort_by_key(|e| (rank(e), e.line));
     }
 
     let mut notes: Vec<String> = Vec::new();
@@ -125,6 +159,7 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
             count: w.count,
             ranks: w.ranks.clone(),
             line: w.line,
+            file: file_of(w.source),
             note: None,
         })
         .collect();
@@ -139,10 +174,17 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
         match target {
             Some(w) if w.note.is_none() => {
                 w.note = Some(text.clone());
-                notes.push(format!("line {}: {}", w.line, text));
+                notes.push(format!("{}: {}", line_ref(w.line, w.file.as_deref()), text));
             }
             _ => notes.push(match line {
-                Some(l) => format!("line {l}: {text}"),
+                Some(l) => {
+                    let file = if multi {
+                        note_file(kb, &ctx, text, *l)
+                    } else {
+                        None
+                    };
+                    format!("{}: {text}", line_ref(*l, file.as_deref()))
+                }
                 None => text.clone(),
             }),
         }
@@ -206,6 +248,7 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
                 .collect(),
             gpus,
             gpu_archs,
+            gpu_count: gpu_count(log),
             model_types: log
                 .extracted
                 .model_types
@@ -215,6 +258,7 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
             args: log.extracted.args.len(),
         },
         similar: Vec::new(),
+        first_root_error_in: log.failure.as_ref().and_then(|f| file_of(f.source)),
         other_inputs: log
             .other_inputs
             .iter()
@@ -255,14 +299,127 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
 
 /// A step standing for the launches a long restart loop repeated beyond what the scanner
 /// kept: counted, not read, so their outcome is not known one by one.
-fn unseen_runs(n: usize, before_line: u64) -> TimelineEntry {
+fn unseen_runs(n: usize, before_line: u64, file: Option<String>) -> TimelineEntry {
     TimelineEntry {
         phase: Phase::Unknown,
         line: before_line,
+        file,
         end_line: None,
         label: format!("earlier runs not kept: {n}"),
         time: None,
         failed: true,
         runs: Some(n as u64),
+    }
+}
+
+/// How many GPUs the launch used, as the log shows it: tensor x pipeline parallel size
+/// from the launch args, or the number of ranks that failed, whichever is larger.
+fn gpu_count(log: &LogFacts) -> Option<u64> {
+    let arg = |k: &str| {
+        log.extracted
+            .args
+            .get(k)
+            .and_then(|a| a.value.trim().parse::<u64>().ok())
+            .filter(|&n| n > 0)
+    };
+    let from_args = match (arg("tp_size"), arg("pp_size")) {
+        (None, None) => None,
+        (tp, pp) => Some(tp.unwrap_or(1) * pp.unwrap_or(1)),
+    };
+    let ranks = log
+        .failure
+        .as_ref()
+        .map(|f| f.ranks.len() as u64)
+        .filter(|&n| n > 0);
+    from_args.max(ranks)
+}
+
+/// `line 7`, or `node2.log:7` when several inputs were read.
+fn line_ref(line: u64, file: Option<&str>) -> String {
+    match file {
+        Some(f) => format!("{f}:{line}"),
+        None => format!("line {line}"),
+    }
+}
+
+/// The input a note's line is in, with several inputs: the rule whose note it is names its
+/// evidence by file. (Scoring keeps a note's line but not its file; this asks again, and
+/// only for notes of a report over several inputs.)
+fn note_file(kb: &KnowledgeBase, ctx: &Context, text: &str, line: u64) -> Option<String> {
+    kb.rules
+        .iter()
+        .filter(|r| r.def.note.is_some())
+        .filter_map(|r| ctx.eval(r))
+        .find(|fi| {
+            fi.rule
+                .def
+                .note
+                .as_ref()
+                .map(|n| engine::fill(n, &fi.vars))
+                .as_deref()
+                == Some(text)
+        })
+        .and_then(|fi| {
+            fi.evidence
+                .iter()
+                .find(|e| e.line == Some(line))
+                .and_then(|e| e.file.clone())
+        })
+}
+
+/// The failure's phase reason, its line numbers (`at line 163`) naming the file they are
+/// in when several inputs were read (`at node1.log:163`): the reason is about the failing
+/// input's own lines.
+// The reason comes worded from the log layer; a structured reason (text and line refs)
+// there would make this rewrite unnecessary.
+fn with_file(reason: &str, file: Option<&str>) -> String {
+    let Some(file) = file else {
+        return reason.to_string();
+    };
+    let mut out = String::with_capacity(reason.len() + file.len());
+    let mut rest = reason;
+    while let Some(at) = rest.find("line ") {
+        let before_ok = at == 0 || !rest.as_bytes()[at - 1].is_ascii_alphanumeric();
+        let digits = rest[at + 5..]
+            .bytes()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        if before_ok && digits > 0 {
+            out.push_str(&rest[..at]);
+            out.push_str(file);
+            out.push(':');
+            out.push_str(&rest[at + 5..at + 5 + digits]);
+            rest = &rest[at + 5 + digits..];
+        } else {
+            out.push_str(&rest[..at + 5]);
+            rest = &rest[at + 5..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_phase_reason_names_the_file_of_its_lines() {
+        assert_eq!(
+            with_file(
+                "the traceback of the same error at line 163 passes through decode",
+                Some("node1.log")
+            ),
+            "the traceback of the same error at node1.log:163 passes through decode"
+        );
+        assert_eq!(
+            with_file("after line 2 (ready); pipeline 3", Some("a.log")),
+            "after a.log:2 (ready); pipeline 3"
+        );
+        assert_eq!(with_file("at line 9", None), "at line 9");
+        assert_eq!(
+            with_file("the deadline 5 passed", Some("a.log")),
+            "the deadline 5 passed"
+        );
     }
 }

@@ -232,8 +232,10 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
                 t.indent = t.indent.saturating_sub(2);
                 t
             });
-            let python = f.line > 0;
-            st.flat_frame = u8::from(python && leading_ws(msg) <= tb.indent);
+            // Only a frame that opens its message lost its indentation to a prefix; one
+            // behind a prefix the parser does not know (`dgx08:   File ...`) kept it.
+            let flat = f.line > 0 && msg.starts_with("File \"") && leading_ws(msg) <= tb.indent;
+            st.flat_frame = u8::from(flat);
             tb.frames.push(f);
             tb.end_line = rec.line;
             continue;

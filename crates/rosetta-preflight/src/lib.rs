@@ -366,9 +366,12 @@ pub fn run(
             &t.env_from,
             t.gpu.is_some() || t.gpu_memory_gib.is_some() || t.transformers.is_some(),
         ) {
-            (Some(e), true) => format!("{e}, with flags over it"),
+            (Some(e), true) => format!("{e}, with the flags given over it"),
             (Some(e), false) => e.clone(),
-            (None, _) => "flags".into(),
+            (None, true) => "the flags (--gpu, --gpus, --gpu-memory, --transformers)".into(),
+            (None, false) => {
+                "nowhere: no --env or --gpu given, and this machine could not be probed".into()
+            }
         },
     };
     Ok(PreflightReport {

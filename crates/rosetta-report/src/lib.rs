@@ -11,8 +11,8 @@ mod render;
 
 pub use model::*;
 pub use preflight::{
-    render_preflight, MemoryPlan, PreflightFacts, PreflightFinding, PreflightReport, Severity,
-    WeightsSource,
+    render_preflight, render_preflight_width, MemoryPlan, PreflightFacts, PreflightFinding,
+    PreflightReport, Severity, WeightsSource,
 };
 pub use redact::{redact, redact_str};
-pub use render::{render, render_width, text_width, thread_name, Format, Style};
+pub use render::{count, paragraph, render, render_width, text_width, thread_name, Format, Style};

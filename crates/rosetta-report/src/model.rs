@@ -36,6 +36,9 @@ pub struct Report {
     /// node), so that no file's error is dropped. `failure` is the first root error.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub other_inputs: Vec<OtherFailure>,
+    /// With several inputs: the input that holds the first root error (`failure`'s file).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub first_root_error_in: Option<String>,
 }
 
 /// The failure of another input.
@@ -227,6 +230,9 @@ pub struct TimelineEntry {
     pub phase: Phase,
     /// First line.
     pub line: u64,
+    /// Input path, when several were read.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub file: Option<String>,
     /// Last line of the step, when it spans several.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub end_line: Option<u64>,
@@ -255,6 +261,9 @@ pub struct Warning {
     pub ranks: Vec<u32>,
     /// First line.
     pub line: u64,
+    /// Input path of the first occurrence, when several were read.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub file: Option<String>,
     /// What the knowledge base says about it.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub note: Option<String>,
@@ -275,6 +284,10 @@ pub struct Facts {
     /// GPU archs (`sm_90`).
     #[serde(default)]
     pub gpu_archs: Vec<String>,
+    /// How many GPUs the launch used, as the log shows it (tensor x pipeline parallel
+    /// size, or the ranks seen), when it shows it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub gpu_count: Option<u64>,
     /// Model types named.
     #[serde(default)]
     pub model_types: Vec<String>,

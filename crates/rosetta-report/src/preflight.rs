@@ -190,11 +190,22 @@ impl PreflightReport {
     }
 }
 
-/// Writes a preflight report in a format.
+/// Writes a preflight report in a format; text wraps to [`crate::text_width`].
 pub fn render_preflight(
     r: &PreflightReport,
     format: Format,
     color: bool,
+    w: &mut dyn Write,
+) -> io::Result<()> {
+    render_preflight_width(r, format, color, crate::text_width(), w)
+}
+
+/// Writes a preflight report in a format, text wrapped to `width` columns.
+pub fn render_preflight_width(
+    r: &PreflightReport,
+    format: Format,
+    color: bool,
+    width: usize,
     w: &mut dyn Write,
 ) -> io::Result<()> {
     match format {
@@ -202,7 +213,7 @@ pub fn render_preflight(
             serde_json::to_writer_pretty(&mut *w, r).map_err(io::Error::other)?;
             writeln!(w)
         }
-        Format::Text => text(r, color, w),
+        Format::Text => text(r, color, width.max(40), w),
         Format::Markdown => markdown(r, w),
         Format::Html => html(r, w),
     }
@@ -294,13 +305,18 @@ fn memory_lines(m: &MemoryPlan) -> Vec<String> {
     out
 }
 
-fn text(r: &PreflightReport, color: bool, w: &mut dyn Write) -> io::Result<()> {
+fn text(r: &PreflightReport, color: bool, width: usize, w: &mut dyn Write) -> io::Result<()> {
     let paint = |code: &str, s: &str| {
         if color {
             format!("\x1b[{code}m{s}\x1b[0m")
         } else {
             s.to_string()
         }
+    };
+    // Every line wraps to the width as `diagnose` wraps its own; the painted lead is laid
+    // out by its plain width, so colour never shifts a column.
+    let para = |lead: &str, lead_w: usize, indent: usize, text: &str| {
+        crate::render::paragraph(lead, lead_w, indent, text, width)
     };
     let v = verdict(r);
     let v = if r.has_blocker() {
@@ -313,10 +329,19 @@ fn text(r: &PreflightReport, color: bool, w: &mut dyn Write) -> io::Result<()> {
     writeln!(w, "PREFLIGHT {v}")?;
     let about = what(&r.facts);
     if !about.is_empty() {
-        writeln!(w, "          {about}")?;
+        writeln!(w, "{}", para("          ", 10, 10, &about))?;
     }
     if !r.facts.machine_from.is_empty() {
-        writeln!(w, "          machine: {}", r.facts.machine_from)?;
+        writeln!(
+            w,
+            "{}",
+            para(
+                "          ",
+                10,
+                12,
+                &format!("machine facts from {}", r.facts.machine_from)
+            )
+        )?;
     }
     if !r.findings.is_empty() {
         writeln!(w)?;
@@ -324,41 +349,46 @@ fn text(r: &PreflightReport, color: bool, w: &mut dyn Write) -> io::Result<()> {
     }
     for f in &r.findings {
         let tag = format!("{:<7}", f.severity.as_str());
+        let tag_w = tag.chars().count();
         let tag = match f.severity {
             Severity::Blocker => paint("1;31", &tag),
             Severity::Risk => paint("33", &tag),
             Severity::Info => paint("2", &tag),
         };
-        writeln!(w, " {tag} {:<17} {}", f.cause.as_str(), f.message)?;
+        let lead = format!(" {tag} {:<17} ", f.cause.as_str());
+        let lead_w = 1 + tag_w + 1 + f.cause.as_str().chars().count().max(17) + 1;
+        writeln!(w, "{}", para(&lead, lead_w, lead_w, &f.message))?;
+        let label = |l: &str| format!("     {l:<10}");
         for e in &f.evidence {
-            writeln!(w, "     evidence  {e}")?;
+            writeln!(w, "{}", para(&label("evidence"), 15, 17, e))?;
         }
         if let Some(c) = &f.crash {
-            writeln!(w, "     crash     {c}")?;
+            writeln!(w, "{}", para(&label("crash"), 15, 15, c))?;
         }
         if let Some(y) = &f.why {
-            writeln!(w, "     why       {y}")?;
+            writeln!(w, "{}", para(&label("why"), 15, 15, y))?;
         }
         if let Some(x) = &f.fix {
-            writeln!(w, "     fix       {x}")?;
+            // What the user types: wrapped at spaces, never cut.
+            writeln!(w, "{}", para(&label("fix"), 15, 17, x))?;
         }
-        writeln!(w, "     rule      {}", f.rule)?;
+        writeln!(w, "{}", para(&label("rule"), 15, 15, &f.rule))?;
     }
     if let Some(m) = &r.memory {
         writeln!(w)?;
         writeln!(w, "{}", paint("1", "MEMORY (per GPU)"))?;
         for l in memory_lines(m) {
-            writeln!(w, "   {l}")?;
+            writeln!(w, "{}", para("   ", 3, 5, &l))?;
         }
         for n in &m.notes {
-            writeln!(w, "   note: {n}")?;
+            writeln!(w, "{}", para("   ", 3, 5, &format!("note: {n}")))?;
         }
     }
     if !r.notes.is_empty() {
         writeln!(w)?;
         writeln!(w, "{}", paint("1", "NOT CHECKED"))?;
         for n in &r.notes {
-            writeln!(w, "   {n}")?;
+            writeln!(w, "{}", para("   ", 3, 5, n))?;
         }
     }
     Ok(())
@@ -560,7 +590,7 @@ mod tests {
                 gpu_arch: Some("sm_120".into()),
                 gpus: Some(8),
                 transformers: Some("5.2.0".into()),
-                machine_from: "flags".into(),
+                machine_from: "the flags (--gpu, --gpus, --gpu-memory, --transformers)".into(),
                 ..PreflightFacts::default()
             },
             notes: vec!["no engine version given: version windows not checked".into()],
@@ -571,6 +601,31 @@ mod tests {
         let mut v = Vec::new();
         render_preflight(&sample(), format, false, &mut v).unwrap();
         String::from_utf8(v).unwrap()
+    }
+
+    /// The newcomer's pass (issue 12, section 11): preflight lines reached 356 characters
+    /// at COLUMNS=80 while diagnose wrapped; and `machine: flags` said nothing.
+    #[test]
+    fn text_wraps_to_the_width_and_says_where_the_machine_comes_from() {
+        let mut r = sample();
+        r.findings[0].why = Some("word ".repeat(60));
+        for width in [60, 80, 100] {
+            let mut v = Vec::new();
+            render_preflight_width(&r, Format::Text, false, width, &mut v).unwrap();
+            let t = String::from_utf8(v).unwrap();
+            for l in t.lines() {
+                // Only a word longer than a line (a path, a flag) may overflow.
+                let longest_word = l.split(' ').map(|x| x.chars().count()).max().unwrap_or(0);
+                assert!(
+                    l.chars().count() <= width || longest_word > width / 2,
+                    "{width}: {l}"
+                );
+            }
+            assert!(t.contains("machine facts from the flags"), "{t}");
+            assert!(!t.contains("machine: flags"), "{t}");
+            // Nothing was lost in wrapping: every word of the why is there.
+            assert_eq!(t.matches("word").count(), 60, "{t}");
+        }
     }
 
     #[test]

@@ -282,6 +282,10 @@ struct Redactor {
     hosts: Aliases,
     ips: Aliases,
     host_re: Option<Regex>,
+    /// User names learned from home paths (`/home/alice`), removed wherever they appear
+    /// on their own (`(user alice, ...)`).
+    users: Vec<String>,
+    user_re: Option<Regex>,
 }
 
 impl Redactor {
@@ -290,11 +294,23 @@ impl Redactor {
             hosts: Aliases::new("host"),
             ips: Aliases::new("ip"),
             host_re: None,
+            users: Vec::new(),
+            user_re: None,
         }
     }
 
     /// Pass 1, one string.
     fn learn(&mut self, s: &str) {
+        static HOME: OnceLock<Regex> = OnceLock::new();
+        let home = HOME.get_or_init(|| {
+            re(r#"(?:/home|/Users|/export/home)/([^/\s'"`:<>]+)|(?i:\b[a-z]:\\Users\\)([^\\\s'"<>]+)"#)
+        });
+        for c in home.captures_iter(s) {
+            let name = c.get(1).or(c.get(2)).map_or("", |m| m.as_str());
+            if name.len() >= 3 && !name.starts_with('<') && !self.users.iter().any(|u| u == name) {
+                self.users.push(name.to_string());
+            }
+        }
         let s = secrets(s);
         let mut found: Vec<String> = Vec::new();
         hosts::learn(&s, &mut |h| found.push(h.to_ascii_lowercase()));
@@ -309,6 +325,10 @@ impl Redactor {
     /// Between the passes: one pattern for every learned host, longest first
     /// (so that `dgx07.corp.example.com` goes whole before `dgx07` is tried).
     fn compile(&mut self) {
+        if !self.users.is_empty() {
+            let names: Vec<String> = self.users.iter().map(|u| regex::escape(u)).collect();
+            self.user_re = Regex::new(&format!(r"(?i)\b(?:{})\b", names.join("|"))).ok();
+        }
         let mut names: Vec<&String> = self.hosts.map.keys().collect();
         if names.is_empty() {
             return;
@@ -382,6 +402,10 @@ impl Redactor {
             Field::Log => {
                 let out = self.replace_ips(&out);
                 let out = self.replace_hosts(&out);
+                let out = match &self.user_re {
+                    Some(r) => r.replace_all(&out, "<user>").into_owned(),
+                    None => out,
+                };
                 user_at_alias(&out)
             }
         }
@@ -476,6 +500,24 @@ mod tests {
             redact_str("dgx07:29500 dgx07-ib0 xdgx07"),
             "host-1:29500 dgx07-ib0 xdgx07"
         );
+    }
+
+    #[test]
+    fn a_user_named_by_a_home_path_goes_everywhere() {
+        let mut r = Redactor::new();
+        let lines = [
+            "File \"/home/alice/venv/lib/python3.11/site-packages/torch/x.py\", line 1",
+            "DistNetworkError: timed out (user alice, pid 7)",
+            r"C:\Users\bobby\AppData\ollama.exe failed for bobby",
+        ];
+        for l in lines {
+            r.learn(l);
+        }
+        r.compile();
+        let out: Vec<String> = lines.iter().map(|l| r.rewrite(l, Field::Log)).collect();
+        let all = out.join("\n");
+        assert!(!all.contains("alice") && !all.contains("bobby"), "{all}");
+        assert!(all.contains("(user <user>, pid 7)"), "{all}");
     }
 
     #[test]
@@ -574,6 +616,7 @@ mod tests {
             count: 1,
             ranks: vec![],
             line: 3,
+            file: None,
             note: None,
         });
         let r = redact(&rep);

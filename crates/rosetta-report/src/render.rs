@@ -5,9 +5,10 @@
 //! ends the diagnosis with the similar reports: the thread, its one-line fix,
 //! and how similar it is.
 
-use crate::model::{Hypothesis, Report, Similar};
+use crate::model::{Hypothesis, Report, Similar, TimelineEntry};
 use anstyle::{AnsiColor, Effects, Style as AStyle};
 use rosetta_schema::human_bytes;
+use rosetta_schema::Phase;
 use std::io::{self, Write};
 
 /// Output format.
@@ -239,6 +240,77 @@ fn wrap(text: &str, first: usize, rest: usize) -> Vec<String> {
     lines
 }
 
+/// A paragraph laid out as `diagnose` lays out its own: `lead` (taking `lead_w` columns)
+/// then `text` wrapped to `width` columns, later lines indented to `indent`. For the other
+/// commands' text output (`config`, `preflight`), so that every command wraps alike.
+pub fn paragraph(lead: &str, lead_w: usize, indent: usize, text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let first = width.saturating_sub(lead_w);
+    let rest = width.saturating_sub(indent);
+    for (i, l) in wrap(text, first, rest).iter().enumerate() {
+        if i == 0 {
+            out.push_str(lead);
+        } else {
+            out.push('\n');
+            out.push_str(&" ".repeat(indent));
+        }
+        out.push_str(l);
+    }
+    out
+}
+
+/// Packs pieces joined by `sep` into lines of `first` then `rest` columns, breaking only
+/// between pieces: a piece (a timestamp, a step) moves whole to the next line, and is
+/// wrapped at its spaces only when it is longer than a line by itself. Each line is a list
+/// of (piece index, text); separators carry no index.
+fn pack(
+    pieces: &[String],
+    first: usize,
+    rest: usize,
+    sep: &str,
+) -> Vec<Vec<(Option<usize>, String)>> {
+    let mut lines: Vec<Vec<(Option<usize>, String)>> = Vec::new();
+    let mut line: Vec<(Option<usize>, String)> = Vec::new();
+    let mut line_w = 0;
+    let mut avail = first;
+    let sep_w = cols(sep.trim_end());
+    for (k, piece) in pieces.iter().enumerate() {
+        let last = k + 1 == pieces.len();
+        let piece_w = cols(piece) + if last { 0 } else { sep_w };
+        if line_w > 0 && line_w + piece_w > avail {
+            lines.push(std::mem::take(&mut line));
+            line_w = 0;
+            avail = rest;
+        }
+        for (n, part) in wrap(piece, avail.saturating_sub(line_w), rest)
+            .into_iter()
+            .enumerate()
+        {
+            if n > 0 {
+                lines.push(std::mem::take(&mut line));
+                line_w = 0;
+                avail = rest;
+            }
+            line_w += cols(&part);
+            line.push((Some(k), part));
+        }
+        if !last {
+            line.push((None, sep.to_string()));
+            line_w += cols(sep);
+        }
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    for l in &mut lines {
+        // A separator that ends a line is trimmed.
+        if let Some((None, s)) = l.last_mut() {
+            *s = s.trim_end().to_string();
+        }
+    }
+    lines
+}
+
 /// Text laid out to a width: a lead (a label, already painted) then a paragraph that wraps
 /// with its continuation lines indented.
 struct Out<'a> {
@@ -293,6 +365,15 @@ pub fn text_width() -> usize {
         })
         .unwrap_or(100);
     w.max(60)
+}
+
+/// `1 line`, `2 lines`: a count and its noun, plural when it is not one.
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }
 
 fn ranks_text(ranks: &[u32]) -> String {
@@ -379,7 +460,8 @@ fn text(r: &Report, style: Style, width: usize, w: &mut dyn Write) -> io::Result
                     9,
                     9,
                     &format!(
-                        "no known failure pattern in {lines} lines; the last error-looking lines:"
+                        "no known failure pattern in {}; the last error-looking lines:",
+                        count(lines, "line")
                     ),
                     &|s| p.plain(s),
                 )?;
@@ -400,7 +482,7 @@ fn text(r: &Report, style: Style, width: usize, w: &mut dyn Write) -> io::Result
                     &format!("{ok}  "),
                     4,
                     4,
-                    &format!("no failure found in {lines} lines"),
+                    &format!("no failure found in {}", count(lines, "line")),
                     &|s| p.plain(s),
                 )?;
             }
@@ -415,8 +497,20 @@ fn text(r: &Report, style: Style, width: usize, w: &mut dyn Write) -> io::Result
     where_.extend(rank_line_time(f));
     let ind = "         ";
     let body = width.saturating_sub(ind.len()).max(20);
-    let lead = format!("{}  ", p.bad("FAILURE"));
-    o.para(&lead, 9, 9, &where_.join(" · "), &|s| p.head(s))?;
+    // The header's pieces (class, phase, rank, line, time) move whole to the next line:
+    // a timestamp is never broken between its date and its time.
+    for (n, line) in pack(&where_, width - 9, width - 9, " · ")
+        .iter()
+        .enumerate()
+    {
+        let text: String = line.iter().map(|(_, t)| t.as_str()).collect();
+        let lead = if n == 0 {
+            format!("{}  ", p.bad("FAILURE"))
+        } else {
+            ind.to_string()
+        };
+        writeln!(o.w, "{lead}{}", p.head(&text))?;
+    }
     // The failing line is quoted log text: at most three lines of it, cut in the middle.
     o.para(ind, 9, 9, &shorten_middle(&f.message, 3 * body), &|s| {
         p.plain(s)
@@ -442,7 +536,7 @@ fn text(r: &Report, style: Style, width: usize, w: &mut dyn Write) -> io::Result
     if !f.phase_reason.is_empty() {
         o.para(ind, 9, 11, &phase_words(f), &|s| p.dim(s))?;
     }
-    if let (Some(file), false) = (&f.file, r.other_inputs.is_empty()) {
+    if let Some(file) = &r.first_root_error_in {
         o.para(
             ind,
             9,
@@ -472,17 +566,11 @@ fn text(r: &Report, style: Style, width: usize, w: &mut dyn Write) -> io::Result
             .max()
             .unwrap_or(0)
             .max(18);
-        for (i, h) in r.hypotheses.iter().take(style.top).enumerate() {
-            hypothesis_text(i + 1, h, cause_w, &p, &mut o)?;
+        for i in 0..r.hypotheses.len().min(style.top) {
+            hypothesis_text(&r.hypotheses, i, cause_w, &p, &mut o)?;
         }
-        if r.hypotheses.len() > style.top {
-            let rest: Vec<String> = r.hypotheses[style.top..]
-                .iter()
-                .map(|h| format!("{} {:.2}", h.cause, h.confidence))
-                .collect();
-            o.para("   ", 3, 5, &format!("also: {}", rest.join(" · ")), &|s| {
-                p.dim(s)
-            })?;
+        if let Some(rest) = lower_causes(r, style.top) {
+            o.para("   ", 3, 5, &format!("also: {rest}"), &|s| p.dim(s))?;
         }
         o.nl()?;
     }
@@ -545,19 +633,95 @@ fn similar_text(similar: &[Similar], p: &Paint, o: &mut Out) -> io::Result<()> {
     o.nl()
 }
 
+/// Text repeated word for word under an earlier cause is printed once and referred back to
+/// (a similar report that names two causes brings the same long fix to both); a short text
+/// (a flag, an env var) reads better repeated than referred.
+const REFER_BACK_AT: usize = 60;
+
+/// The earlier cause (index) whose summary is this one's, when it is long.
+fn same_summary_as(hyps: &[Hypothesis], i: usize) -> Option<usize> {
+    let s = &hyps[i].summary;
+    (cols(s) > REFER_BACK_AT)
+        .then(|| hyps[..i].iter().position(|h| h.summary == *s))
+        .flatten()
+}
+
+/// The earlier cause (index) that already shows this experiment, when it is long; `shown`
+/// is how many experiments a cause shows in this format.
+fn same_experiment_as(hyps: &[Hypothesis], i: usize, x: &str, shown: usize) -> Option<usize> {
+    (cols(x) > REFER_BACK_AT)
+        .then(|| {
+            hyps[..i]
+                .iter()
+                .position(|h| h.experiments.iter().take(shown).any(|y| y == x))
+        })
+        .flatten()
+}
+
+/// Experiments as a format shows them: each whole, or a reference to the earlier cause
+/// that shows it.
+fn experiments_shown(hyps: &[Hypothesis], i: usize, shown: usize) -> Vec<String> {
+    hyps[i]
+        .experiments
+        .iter()
+        .take(shown)
+        .map(|x| match same_experiment_as(hyps, i, x, shown) {
+            Some(j) => format!("the same as under cause {}", j + 1),
+            None => x.clone(),
+        })
+        .collect()
+}
+
+/// The summary as a format shows it.
+fn summary_shown(hyps: &[Hypothesis], i: usize) -> String {
+    match same_summary_as(hyps, i) {
+        Some(j) => format!("the same as cause {}", j + 1),
+        None => hyps[i].summary.clone(),
+    }
+}
+
+/// What a cause with no evidence row says instead, in every format: no line points here,
+/// and what ranks it then.
+fn no_evidence_text(h: &Hypothesis) -> Option<&'static str> {
+    if !h.evidence.is_empty() {
+        return None;
+    }
+    Some(if h.rule == "similar-reports" {
+        "no line of the log points here: the similar reports name this cause"
+    } else if h.cases.is_empty() {
+        "no line of the log points here: ranked by how often this failure has this cause"
+    } else {
+        "no line of the log points here: ranked by how often this failure has this cause, and by the similar reports"
+    })
+}
+
+/// References, short: `owner/repo#N` for a GitHub thread, else as written; a thread the
+/// `reports` row already names is not named again.
+fn references_text(h: &Hypothesis) -> String {
+    h.references
+        .iter()
+        .filter(|u| !h.cases.iter().any(|c| c.source == **u))
+        .map(|u| thread_name(u))
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
 fn hypothesis_text(
-    n: usize,
-    h: &Hypothesis,
+    hyps: &[Hypothesis],
+    i: usize,
     cause_w: usize,
     p: &Paint,
     o: &mut Out,
 ) -> io::Result<()> {
-    let num = format!(" {n} ");
+    let h = &hyps[i];
+    let num = format!(" {} ", i + 1);
     let conf = format!(" {:.2}  ", h.confidence);
     // Pad the plain name, then colour it: escape codes take no column.
     let lead = format!("{num}{}{conf}", p.cause(&pad(h.cause.as_str(), cause_w)));
     let lead_w = cols(&num) + cause_w + cols(&conf);
-    o.para(&lead, lead_w, lead_w, &h.summary, &|s| p.plain(s))?;
+    o.para(&lead, lead_w, lead_w, &summary_shown(hyps, i), &|s| {
+        p.plain(s)
+    })?;
     let label = |l: &str| format!("     {}", pad(l, LABEL_COL - 5));
     let shown: Vec<_> = h.evidence.iter().take(4).collect();
     let ref_w = shown
@@ -573,14 +737,8 @@ fn hypothesis_text(
         let t = shorten_middle(&e.text, room);
         writeln!(o.w, "{lead}{}  {t}", p.dim(&r))?;
     }
-    if h.evidence.is_empty() && h.cases.is_empty() {
-        o.para(
-            &label("evidence"),
-            LABEL_COL,
-            LABEL_COL,
-            "no line of the log points here: ranked by how often this failure has this cause",
-            &|s| p.dim(s),
-        )?;
+    if let Some(t) = no_evidence_text(h) {
+        o.para(&label("evidence"), LABEL_COL, LABEL_COL, t, &|s| p.dim(s))?;
     }
     if let Some(why) = &h.why {
         o.para(&label("why"), LABEL_COL, LABEL_COL, why, &|s| p.plain(s))?;
@@ -594,12 +752,54 @@ fn hypothesis_text(
             &|s| p.plain(s),
         )?;
     }
-    for (i, x) in h.experiments.iter().take(3).enumerate() {
-        let lead = label(if i == 0 { "try" } else { "" });
+    for (k, x) in experiments_shown(hyps, i, 3).iter().enumerate() {
+        let lead = label(if k == 0 { "try" } else { "" });
         // What the user types: wrapped, never cut.
         o.para(&lead, LABEL_COL, LABEL_COL + 2, x, &|s| p.plain(s))?;
     }
+    let refs = references_text(h);
+    if !refs.is_empty() {
+        o.para(&label("refs"), LABEL_COL, LABEL_COL, &refs, &|s| p.dim(s))?;
+    }
     Ok(())
+}
+
+/// The timeline's steps per input, in the order of the inputs (one group, with no name,
+/// when one input was read).
+fn timeline_groups(r: &Report) -> Vec<(Option<String>, Vec<TimelineEntry>)> {
+    let mut groups: Vec<(Option<String>, Vec<TimelineEntry>)> = Vec::new();
+    for e in &r.timeline {
+        match groups.iter_mut().find(|(f, _)| *f == e.file) {
+            Some((_, g)) => g.push(e.clone()),
+            None => groups.push((e.file.clone(), vec![e.clone()])),
+        }
+    }
+    groups
+}
+
+/// The failure that ends an input's steps: the report's failure for its own input (or
+/// the only one), another input's failure for that input.
+fn final_of(r: &Report, file: Option<&str>) -> Option<(String, Phase)> {
+    match (&r.failure, file) {
+        (Some(f), None) => Some((f.class.to_string(), f.phase)),
+        (Some(f), Some(name)) if f.file.as_deref() == Some(name) => {
+            Some((f.class.to_string(), f.phase))
+        }
+        (_, Some(name)) => r
+            .other_inputs
+            .iter()
+            .find(|o| o.file == name)
+            .map(|o| (o.class.to_string(), o.phase)),
+        _ => None,
+    }
+}
+
+/// `32`, or `node2.log:32` when several inputs were read: a warning's first line.
+fn warning_ref(wn: &crate::model::Warning) -> String {
+    match &wn.file {
+        Some(f) => format!("{f}:{}", wn.line),
+        None => wn.line.to_string(),
+    }
 }
 
 /// Timeline steps for text: earlier runs that ended the same way fold into one step
@@ -607,8 +807,7 @@ fn hypothesis_text(
 /// (an OOM, then an assert, again and again) folds by its cycle, launches counted but not
 /// kept are one step, and a long run keeps its first and last steps, so the timeline stays
 /// a few lines whatever the log holds.
-fn timeline_steps(r: &Report) -> Vec<(String, bool)> {
-    let t = &r.timeline;
+fn timeline_steps(t: &[TimelineEntry], fin: Option<(String, Phase)>) -> Vec<(String, bool)> {
     // The last failed step is this run's failure; failed steps before the first milestone
     // of the last run are earlier runs.
     let last_failed = t.iter().rposition(|e| e.failed);
@@ -674,7 +873,7 @@ fn timeline_steps(r: &Report) -> Vec<(String, bool)> {
             format!("run {}", run_no + 1)
         };
         let label = if period == 1 {
-            let (what, same_as_final) = earlier_what(r, e);
+            let (what, same_as_final) = earlier_what(&fin, e);
             let times = if n > 1 {
                 format!(", ×{n}")
             } else {
@@ -685,7 +884,9 @@ fn timeline_steps(r: &Report) -> Vec<(String, bool)> {
                 false => format!("{runs}: {what}{times} ({lines})"),
             }
         } else {
-            let cycle: Vec<String> = (0..period).map(|x| earlier_what(r, &t[i + x]).0).collect();
+            let cycle: Vec<String> = (0..period)
+                .map(|x| earlier_what(&fin, &t[i + x]).0)
+                .collect();
             format!("{runs}: {}, ×{reps} ({lines})", cycle.join(", then "))
         };
         steps.push((label, true));
@@ -707,16 +908,15 @@ fn timeline_steps(r: &Report) -> Vec<(String, bool)> {
 
 /// What an earlier run's step says (`device-side-assert in decode`), and whether it is
 /// the same failure as the one this report is about.
-fn earlier_what(r: &Report, e: &crate::model::TimelineEntry) -> (String, bool) {
+fn earlier_what(fin: &Option<(String, Phase)>, e: &TimelineEntry) -> (String, bool) {
     let what = e.label.strip_prefix("earlier run: ").unwrap_or(&e.label);
     let phase = match e.phase {
-        rosetta_schema::Phase::Unknown => String::new(),
+        Phase::Unknown => String::new(),
         ph => format!(" in {ph}"),
     };
-    let same = r.failure.as_ref().is_some_and(|f| {
-        f.class.to_string() == what
-            && (e.phase == rosetta_schema::Phase::Unknown || e.phase == f.phase)
-    });
+    let same = fin
+        .as_ref()
+        .is_some_and(|(class, ph)| class == what && (e.phase == Phase::Unknown || e.phase == *ph));
     (format!("{what}{phase}"), same)
 }
 
@@ -724,46 +924,31 @@ fn timeline_and_warnings(r: &Report, p: &Paint, o: &mut Out) -> io::Result<()> {
     if !r.timeline.is_empty() {
         // Lay the plain steps out first, then colour each: a step is never split between
         // lines unless it is longer than a line by itself.
-        let steps = timeline_steps(r);
+        // With several inputs, each input's steps on lines of their own, led by its name.
         let lead_w = 9;
-        let mut line = String::new();
-        let mut line_w = 0;
-        let mut first = true;
-        let sep = " · ";
-        let emit = |o: &mut Out, line: &str, first: bool| -> io::Result<()> {
-            if first {
-                writeln!(o.w, "{} {line}", p.head("TIMELINE"))
-            } else {
-                writeln!(o.w, "{}{line}", " ".repeat(lead_w))
-            }
-        };
         let avail = o.width.saturating_sub(lead_w).max(20);
-        for (k, (s, failed)) in steps.iter().enumerate() {
-            let last = k + 1 == steps.len();
-            let piece_w = cols(s) + if last { 0 } else { cols(sep) - 1 };
-            if line_w > 0 && line_w + piece_w > avail {
-                emit(o, line.trim_end(), first)?;
-                first = false;
-                line.clear();
-                line_w = 0;
+        let mut first = true;
+        for (file, entries) in timeline_groups(r) {
+            let mut steps = timeline_steps(&entries, final_of(r, file.as_deref()));
+            if let (Some(f), Some(s)) = (&file, steps.first_mut()) {
+                s.0 = format!("{f}: {}", s.0);
             }
-            for (n, part) in wrap(s, avail - line_w, avail).iter().enumerate() {
-                if n > 0 {
-                    emit(o, line.trim_end(), first)?;
+            let texts: Vec<String> = steps.iter().map(|(s, _)| s.clone()).collect();
+            for line in pack(&texts, avail, avail, " · ") {
+                let painted: String = line
+                    .iter()
+                    .map(|(k, part)| match k {
+                        Some(k) if steps[*k].1 => p.bad(part),
+                        _ => part.clone(),
+                    })
+                    .collect();
+                if first {
+                    writeln!(o.w, "{} {painted}", p.head("TIMELINE"))?;
                     first = false;
-                    line.clear();
-                    line_w = 0;
+                } else {
+                    writeln!(o.w, "{}{painted}", " ".repeat(lead_w))?;
                 }
-                line.push_str(&if *failed { p.bad(part) } else { part.clone() });
-                line_w += cols(part);
             }
-            if !last {
-                line.push_str(sep);
-                line_w += cols(sep);
-            }
-        }
-        if line_w > 0 {
-            emit(o, line.trim_end(), first)?;
         }
     }
     if !r.warnings.is_empty() {
@@ -777,13 +962,21 @@ fn timeline_and_warnings(r: &Report, p: &Paint, o: &mut Out) -> io::Result<()> {
                 r.warning_total
             ))
         )?;
+        let ref_w = r
+            .warnings
+            .iter()
+            .take(12)
+            .map(|wn| cols(&warning_ref(wn)))
+            .max()
+            .unwrap_or(0)
+            .max(6);
         for wn in r.warnings.iter().take(12) {
             let ranks = if wn.ranks.len() > 1 {
                 format!(" ranks {}", ranks_text(&wn.ranks))
             } else {
                 String::new()
             };
-            let lead = format!(" {:>6}  ×{:<5} ", wn.line, wn.count);
+            let lead = format!(" {:>ref_w$}  ×{:<5} ", warning_ref(wn), wn.count);
             let room = o.width.saturating_sub(cols(&lead) + cols(&ranks)).max(20);
             writeln!(
                 o.w,
@@ -817,10 +1010,10 @@ fn timeline_and_warnings(r: &Report, p: &Paint, o: &mut Out) -> io::Result<()> {
         0,
         2,
         &format!(
-            "read {} lines ({}) from {} input(s) · {}",
-            lines,
+            "read {} ({}) from {} · {}",
+            count(lines, "line"),
             human_bytes(bytes),
-            r.inputs.len(),
+            count(r.inputs.len() as u64, "input"),
             r.rosetta
         ),
         &|s| p.dim(s),
@@ -843,13 +1036,29 @@ fn cases_text(h: &Hypothesis) -> String {
         .join(" · ")
 }
 
-/// The summary, and the similar reports that name the same cause.
-fn summary_with_cases(h: &Hypothesis) -> String {
+/// The summary (as shown), and the similar reports that name the same cause.
+fn summary_with_cases(hyps: &[Hypothesis], i: usize) -> String {
+    let h = &hyps[i];
     if h.cases.is_empty() {
-        h.summary.clone()
+        summary_shown(hyps, i)
     } else {
-        format!("{} — similar reports: {}", h.summary, cases_text(h))
+        format!(
+            "{} — similar reports: {}",
+            summary_shown(hyps, i),
+            cases_text(h)
+        )
     }
+}
+
+/// The causes below the shown ones, as text's `also:` line words them.
+fn lower_causes(r: &Report, top: usize) -> Option<String> {
+    (r.hypotheses.len() > top).then(|| {
+        r.hypotheses[top..]
+            .iter()
+            .map(|h| format!("{} {:.2}", h.cause, h.confidence))
+            .collect::<Vec<_>>()
+            .join(" · ")
+    })
 }
 
 fn md_escape(s: &str) -> String {
@@ -902,6 +1111,14 @@ fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
                 writeln!(w)?;
                 writeln!(w, "Phase {}", md_escape(&phase_words(f)))?;
             }
+            if let Some(file) = &r.first_root_error_in {
+                writeln!(w)?;
+                writeln!(
+                    w,
+                    "`{}` holds the first root error.",
+                    file.replace('`', "'")
+                )?;
+            }
         }
     }
     for o in &r.other_inputs {
@@ -927,35 +1144,40 @@ fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
                 i + 1,
                 h.cause,
                 h.confidence,
-                md_escape(&summary_with_cases(h)),
-                h.experiments
+                md_escape(&summary_with_cases(&r.hypotheses, i)),
+                experiments_shown(&r.hypotheses, i, usize::MAX)
                     .iter()
                     .map(|x| md_escape(x))
                     .collect::<Vec<_>>()
                     .join("<br>")
             )?;
         }
+        if let Some(rest) = lower_causes(r, style.top) {
+            writeln!(w)?;
+            writeln!(w, "Also: {}", md_escape(&rest))?;
+        }
         for (i, h) in r.hypotheses.iter().take(style.top).enumerate() {
-            if h.evidence.is_empty() && h.references.is_empty() && h.why.is_none() {
-                continue;
-            }
             writeln!(w)?;
             writeln!(
                 w,
                 "<details><summary>{}. {} — {}</summary>",
                 i + 1,
                 h.cause,
-                if !h.evidence.is_empty() {
-                    "evidence"
-                } else if !h.references.is_empty() {
+                if !h.references.is_empty() && h.evidence.is_empty() {
                     "references"
-                } else {
+                } else if h.why.is_some() && h.evidence.is_empty() {
                     "why"
+                } else {
+                    "evidence"
                 }
             )?;
             if let Some(why) = &h.why {
                 writeln!(w)?;
                 writeln!(w, "Why: {}", md_escape(why))?;
+            }
+            if let Some(t) = no_evidence_text(h) {
+                writeln!(w)?;
+                writeln!(w, "_{}_", md_escape(t))?;
             }
             if !h.evidence.is_empty() {
                 writeln!(w)?;
@@ -1011,10 +1233,9 @@ fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
             )?;
         }
     }
-    if !r.timeline.is_empty() {
+    for (file, entries) in timeline_groups(r) {
         writeln!(w)?;
-        let steps: Vec<String> = r
-            .timeline
+        let steps: Vec<String> = entries
             .iter()
             .map(|t| {
                 format!(
@@ -1025,7 +1246,10 @@ fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
                 )
             })
             .collect();
-        writeln!(w, "**Timeline:** {}", steps.join(" → "))?;
+        match file {
+            Some(f) => writeln!(w, "**Timeline of `{f}`:** {}", steps.join(" → "))?,
+            None => writeln!(w, "**Timeline:** {}", steps.join(" → "))?,
+        }
     }
     if !r.warnings.is_empty() {
         writeln!(w)?;
@@ -1038,7 +1262,13 @@ fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
         writeln!(w)?;
         writeln!(w, "```")?;
         for wn in r.warnings.iter().take(40) {
-            writeln!(w, "{:>6} ×{:<5} {}", wn.line, wn.count, cut(&wn.text, 200))?;
+            writeln!(
+                w,
+                "{:>6} ×{:<5} {}",
+                warning_ref(wn),
+                wn.count,
+                cut(&wn.text, 200)
+            )?;
         }
         writeln!(w, "```")?;
         writeln!(w)?;
@@ -1096,6 +1326,13 @@ fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
             if !f.phase_reason.is_empty() {
                 writeln!(w, "<p>Phase {}</p>", esc(&phase_words(f)))?;
             }
+            if let Some(file) = &r.first_root_error_in {
+                writeln!(
+                    w,
+                    "<p><code>{}</code> holds the first root error.</p>",
+                    esc(file)
+                )?;
+            }
         }
     }
     for o in &r.other_inputs {
@@ -1123,11 +1360,14 @@ fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
                     )
                 })
                 .collect();
-            let tries: String = h
-                .experiments
+            let tries: String = experiments_shown(&r.hypotheses, i, usize::MAX)
                 .iter()
                 .map(|x| format!("<li>{}</li>", esc(x)))
                 .collect();
+            let ev = match no_evidence_text(h) {
+                Some(t) => format!("<br><i>{}</i>{ev}", esc(t)),
+                None => ev,
+            };
             let refs: String = h
                 .references
                 .iter()
@@ -1144,7 +1384,7 @@ fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
                 .as_ref()
                 .map(|y| format!("<br><i>why: {}</i>", esc(y)))
                 .unwrap_or_default();
-            writeln!(w, "<tr><td>{}</td><td><code>{}</code></td><td>{:.2}</td><td>{}{}{}{}</td><td><ul>{}</ul></td></tr>", i + 1, h.cause, h.confidence, esc(&summary_with_cases(h)), why, ev, refs, tries)?;
+            writeln!(w, "<tr><td>{}</td><td><code>{}</code></td><td>{:.2}</td><td>{}{}{}{}</td><td><ul>{}</ul></td></tr>", i + 1, h.cause, h.confidence, esc(&summary_with_cases(&r.hypotheses, i)), why, ev, refs, tries)?;
         }
         writeln!(w, "</table>")?;
     }
@@ -1184,10 +1424,10 @@ fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
         for t in &r.timeline {
             writeln!(
                 w,
-                "<li{}>{} — line {}{}</li>",
+                "<li{}>{} — {}{}</li>",
                 if t.failed { " class=\"fail\"" } else { "" },
                 esc(&t.label),
-                t.line,
+                esc(&line_ref(Some(t.line), &t.file)),
                 t.time
                     .as_ref()
                     .map(|x| format!(" ({})", esc(x)))
@@ -1204,7 +1444,13 @@ fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
             r.warning_total
         )?;
         for wn in &r.warnings {
-            writeln!(w, "{:>6} ×{:<5} {}", wn.line, wn.count, esc(&wn.text))?;
+            writeln!(
+                w,
+                "{:>6} ×{:<5} {}",
+                esc(&warning_ref(wn)),
+                wn.count,
+                esc(&wn.text)
+            )?;
         }
         writeln!(w, "</pre>")?;
     }
@@ -1467,6 +1713,7 @@ mod tests {
         let step = |phase, line, label: &str, failed| TimelineEntry {
             phase,
             line,
+            file: None,
             end_line: None,
             label: label.into(),
             time: None,
@@ -1531,6 +1778,7 @@ mod tests {
         let step = |line, label: &str, runs| TimelineEntry {
             phase: Phase::Unknown,
             line,
+            file: None,
             end_line: None,
             label: label.into(),
             time: None,
@@ -1580,6 +1828,7 @@ mod tests {
             r.timeline.push(TimelineEntry {
                 phase: rosetta_schema::Phase::Decode,
                 line: i,
+                file: None,
                 end_line: None,
                 label: format!("step number {i}"),
                 time: None,
@@ -1660,12 +1909,125 @@ mod tests {
             for fact in facts {
                 assert!(out.contains(fact), "{f:?} lacks {fact:?}:\n{out}");
             }
-            if f != Format::Text {
+            // Text too (the newcomer's pass, section 2: text had no references).
+            assert!(
+                out.contains("sgl-project/sglang"),
+                "{f:?} lacks the references"
+            );
+        }
+    }
+
+    fn render_all(r: &Report, style: Style, width: usize) -> Vec<(Format, String)> {
+        [Format::Text, Format::Markdown, Format::Html, Format::Json]
+            .into_iter()
+            .map(|f| {
+                let mut out = Vec::new();
+                render_width(r, f, style, width, &mut out).unwrap();
+                (f, String::from_utf8(out).unwrap())
+            })
+            .collect()
+    }
+
+    /// The newcomer's pass (issue 12, section 2): Markdown lacked the lower causes (text's
+    /// `also:` line), and Markdown, HTML and JSON did not say which input holds the first
+    /// root error.
+    #[test]
+    fn lower_causes_and_the_first_root_input_in_every_format() {
+        use rosetta_schema::Cause;
+        let mut r = with_similar();
+        for (cause, c) in [
+            (Cause::KernelBug, 0.05),
+            (Cause::CudaGraph, 0.04),
+            (Cause::ModelConfig, 0.02),
+            (Cause::FrameworkBug, 0.01),
+        ] {
+            let mut h = r.hypotheses[0].clone();
+            h.cause = cause;
+            h.confidence = c;
+            h.summary = format!("summary of {cause}");
+            r.hypotheses.push(h);
+        }
+        r.failure.as_mut().unwrap().file = Some("node1.log".into());
+        r.first_root_error_in = Some("node1.log".into());
+        let style = Style {
+            top: 4,
+            ..Style::default()
+        };
+        for (f, out) in render_all(&r, style, 100) {
+            // Causes 5 and 6 are below the top 4: text and Markdown list them in a line.
+            for fact in ["model-config", "framework-bug", "0.02", "0.01"] {
+                assert!(out.contains(fact), "{f:?} lacks {fact:?}:\n{out}");
+            }
+            if f == Format::Json {
                 assert!(
-                    out.contains("sgl-project/sglang"),
-                    "{f:?} lacks the references"
+                    out.contains("\"first_root_error_in\": \"node1.log\""),
+                    "{out}"
+                );
+            } else {
+                let words = out.replace(['`', '<', '>'], " ");
+                assert!(
+                    words.contains("node1.log") && words.contains("holds the first root error"),
+                    "{f:?}:\n{out}"
                 );
             }
+        }
+        // Markdown names them in one line, as text does.
+        let md = &render_all(&r, style, 100)[1].1;
+        assert!(
+            md.contains("Also: model-config 0.02 · framework-bug 0.01"),
+            "{md}"
+        );
+    }
+
+    /// The newcomer's pass (issue 12, section 6): a similar report naming two causes put its
+    /// long fix word for word under both; and a prior with similar reports but no evidence
+    /// row said nothing where others say "no line of the log points here".
+    #[test]
+    fn a_long_fix_under_two_causes_is_printed_once_and_no_evidence_is_said() {
+        use rosetta_schema::Cause;
+        let mut r = with_similar();
+        let mut twin = r.hypotheses[1].clone();
+        twin.cause = Cause::ModelConfig;
+        twin.confidence = 0.1;
+        r.hypotheses.push(twin);
+        let fix = "Run the container with a larger /dev/shm  (as in pytorch/torchtitan#853)";
+        for (f, out) in render_all(&r, Style::default(), 100) {
+            if f == Format::Json {
+                continue;
+            }
+            let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+            let fix_flat = fix.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert_eq!(flat.matches(&fix_flat).count(), 1, "{f:?}:\n{out}");
+            assert!(flat.contains("the same as under cause 2"), "{f:?}:\n{out}");
+            assert!(flat.contains("the same as cause 2"), "{f:?}:\n{out}");
+            // Every cause without an evidence row says so (three here), also the first,
+            // which similar reports support.
+            assert_eq!(
+                flat.matches("no line of the log points here").count(),
+                3,
+                "{f:?}:\n{out}"
+            );
+        }
+        // A short experiment repeated reads better whole than referred.
+        r.hypotheses[2].experiments = vec!["NCCL_DEBUG=INFO  (env var + restart)".into()];
+        let text = text_of(&r, false, 100);
+        assert_eq!(text.matches("NCCL_DEBUG=INFO").count(), 2, "{text}");
+    }
+
+    /// The newcomer's pass (issue 12, section 11): at 100 columns the FAILURE header of a
+    /// long report broke its timestamp between the date and the time.
+    #[test]
+    fn the_failure_header_keeps_its_timestamp_whole() {
+        let mut r = long_lines();
+        let f = r.failure.as_mut().unwrap();
+        f.rank = Some(2);
+        f.ranks = (0..8).collect();
+        f.file = Some("/work/tmp/newcomer/copies300.log".into());
+        f.line = 89_762;
+        f.time = Some("2026-02-24 10:11:06".into());
+        for width in 60..=130 {
+            let text = text_of(&r, false, width);
+            assert!(text.contains("2026-02-24 10:11:06"), "{width}:\n{text}");
         }
     }
 

@@ -237,6 +237,7 @@ fn report(lines: &[String], slots: &[u8]) -> Report {
             3 => r.timeline.push(TimelineEntry {
                 phase: Phase::CommInit,
                 line: 10 + i as u64,
+                file: None,
                 end_line: None,
                 label: l.clone(),
                 time: None,
@@ -248,6 +249,7 @@ fn report(lines: &[String], slots: &[u8]) -> Report {
                 count: 2,
                 ranks: vec![0, 1],
                 line: 10 + i as u64,
+                file: None,
                 note: None,
             }),
             5 => r.hypotheses[0].experiments.push(l.clone()),

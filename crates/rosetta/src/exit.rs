@@ -58,15 +58,25 @@ pub fn run(f: impl FnOnce() -> Outcome) -> ExitCode {
                 .chain()
                 .find_map(|e| e.downcast_ref::<Coded>().map(|c| c.code))
                 .unwrap_or(BAD_INPUT);
-            let msg = err
-                .chain()
-                .map(|e| e.to_string())
-                .collect::<Vec<_>>()
-                .join(": ");
-            eprintln!("rosetta: error: {msg}");
+            eprintln!("rosetta: error: {}", one_line(&err));
             ExitCode::from(code)
         }
     }
+}
+
+/// The error and its causes on one line, joined by `: `. A cause whose text the message
+/// before it already quotes (`cannot open F: {source}` over that same `source`) is left
+/// out, so no reason is printed twice.
+pub fn one_line(err: &anyhow::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for e in err.chain() {
+        let text = e.to_string();
+        if parts.last().is_some_and(|prev| prev.contains(&text)) {
+            continue;
+        }
+        parts.push(text);
+    }
+    parts.join(": ")
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
@@ -74,4 +84,34 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
         e.downcast_ref::<io::Error>()
             .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The newcomer's pass (issue 12, section 11): `rosetta diagnose missing.log` printed
+    /// `cannot open missing.log: No such file or directory (os error 2): No such file or
+    /// directory (os error 2)`: the library's message quotes its source, and the chain
+    /// printed the source again.
+    #[test]
+    fn a_cause_the_message_already_quotes_is_printed_once() {
+        let io = io::Error::new(io::ErrorKind::NotFound, "No such file or directory");
+        let err = anyhow::Error::new(rosetta_log::LogError::Open {
+            path: "missing.log".into(),
+            source: io,
+        });
+        assert_eq!(
+            one_line(&err),
+            "cannot open missing.log: No such file or directory"
+        );
+        let err = err.context("cannot load --kb rules");
+        assert_eq!(
+            one_line(&err),
+            "cannot load --kb rules: cannot open missing.log: No such file or directory"
+        );
+        // A cause the message does not quote stays.
+        let err = anyhow::anyhow!("disk full").context("cannot write out.md");
+        assert_eq!(one_line(&err), "cannot write out.md: disk full");
+    }
 }

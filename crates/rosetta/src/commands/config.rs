@@ -62,7 +62,14 @@ pub fn run(args: ConfigArgs) -> Outcome {
             writeln!(out)?;
         }
         Format::Markdown => render_markdown(&mut out, &cfg, &target, &tf_from, &lint)?,
-        _ => render_text(&mut out, &cfg, &target, &tf_from, &lint)?,
+        _ => render_text(
+            &mut out,
+            &cfg,
+            &target,
+            &tf_from,
+            &lint,
+            rosetta_report::text_width(),
+        )?,
     }
     out.flush()?;
     Ok(if lint.findings.is_empty() {
@@ -173,15 +180,14 @@ fn render_text(
     t: &Target,
     tf_from: &str,
     l: &Lint,
+    width: usize,
 ) -> anyhow::Result<()> {
-    writeln!(
-        out,
-        "config   {} ({})",
-        cfg.path.display(),
-        source_text(cfg)
-    )?;
-    writeln!(out, "model    {}", model_line(cfg))?;
-    writeln!(out, "against  {}", target_line(t, tf_from))?;
+    // Wrapped to the width as `diagnose` wraps, by the same helper.
+    let para = |lead: &str, text: &str| rosetta_report::paragraph(lead, 9, 9, text, width);
+    let config = format!("{} ({})", cfg.path.display(), source_text(cfg));
+    writeln!(out, "{}", para("config   ", &config))?;
+    writeln!(out, "{}", para("model    ", &model_line(cfg)))?;
+    writeln!(out, "{}", para("against  ", &target_line(t, tf_from)))?;
     writeln!(out)?;
     for f in &l.findings {
         writeln!(
@@ -191,10 +197,10 @@ fn render_text(
             f.cause.as_str(),
             f.field
         )?;
-        writeln!(out, "         {}", f.reason)?;
+        writeln!(out, "{}", para("         ", &f.reason))?;
     }
     for n in &l.notes {
-        writeln!(out, "note     {n}")?;
+        writeln!(out, "{}", para("note     ", n))?;
     }
     if !l.findings.is_empty() || !l.notes.is_empty() {
         writeln!(out)?;

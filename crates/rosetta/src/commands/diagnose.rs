@@ -102,8 +102,9 @@ pub fn run(args: DiagnoseArgs) -> Outcome {
         out.flush()?;
         if let Some((input, note)) = broken {
             eprintln!(
-                "rosetta: error: {}: {note}; the report covers its first {} lines",
-                input.path, input.lines
+                "rosetta: error: {}: {note}; the report covers its first {}",
+                input.path,
+                rosetta_report::count(input.lines, "line")
             );
             return Ok(BAD_INPUT);
         }
@@ -164,10 +165,10 @@ fn each_file(
                 let done = match render_one(setup, scanner, file, format, style) {
                     Ok((bytes, name)) => Done::Report(bytes, name),
                     Err(e) if setup.redact => Done::Failed(
-                        rosetta_report::redact_str(&format!("{e:#}")),
+                        rosetta_report::redact_str(&crate::exit::one_line(&e)),
                         rosetta_report::redact_str(&file.display().to_string()),
                     ),
-                    Err(e) => Done::Failed(format!("{e:#}"), file.display().to_string()),
+                    Err(e) => Done::Failed(crate::exit::one_line(&e), file.display().to_string()),
                 };
                 if tx.send((i, done)).is_err() {
                     break;
@@ -186,7 +187,7 @@ fn each_file(
                 let file = &files[written];
                 if let Done::Failed(e, _) = &done {
                     failed += 1;
-                    eprintln!("rosetta: {}: {e}", file.display());
+                    eprintln!("rosetta: {}", failure_line(&file.display().to_string(), e));
                 }
                 write_one(out, &done, format, written)?;
                 written += 1;
@@ -198,6 +199,16 @@ fn each_file(
         Ok(())
     })?;
     Ok(failed)
+}
+
+/// The stderr line for a file `--each` could not read: the file, then why; the
+/// reading layer's messages name their file already, and then it is not said twice.
+fn failure_line(file: &str, error: &str) -> String {
+    if error.contains(file) {
+        error.to_string()
+    } else {
+        format!("{file}: {error}")
+    }
 }
 
 fn render_one(
@@ -278,5 +289,16 @@ mod tests {
         assert!(stdin_hint(&dash, true).is_some());
         assert_eq!(stdin_hint(&none, false), None);
         assert_eq!(stdin_hint(&file, true), None);
+    }
+
+    /// The newcomer's pass (issue 12, section 11): `--each adir` printed
+    /// `rosetta: adir: adir is a directory, not a log file`.
+    #[test]
+    fn each_names_a_failed_file_once() {
+        assert_eq!(
+            failure_line("adir", "adir is a directory, not a log file"),
+            "adir is a directory, not a log file"
+        );
+        assert_eq!(failure_line("a.log", "disk error"), "a.log: disk error");
     }
 }

@@ -131,15 +131,10 @@ pub fn run(args: FindingsArgs) -> Code {
                     .collect();
                 let fingerprint = Fingerprint {
                     packages: report.facts.versions.clone(),
-                    gpus: facts
-                        .extracted
-                        .gpus
-                        .iter()
-                        .map(|g| GpuPrint {
-                            name: g.value.clone(),
-                            ..GpuPrint::default()
-                        })
-                        .collect(),
+                    gpus: log_gpus(
+                        facts.extracted.gpus.iter().map(|g| g.value.as_str()),
+                        report.facts.gpu_count,
+                    ),
                     ..Fingerprint::default()
                 };
                 let attempt = Attempt {
@@ -190,4 +185,43 @@ pub fn run(args: FindingsArgs) -> Code {
     }
     w.flush()?;
     Ok(OK)
+}
+
+/// The GPUs of an imported log, one entry per GPU as `run` records them: one name printed
+/// (`GPU 0-7: NVIDIA RTX PRO 6000`) with the count the launch shows (tp_size=8) is eight
+/// GPUs, not one.
+fn log_gpus<'a>(names: impl Iterator<Item = &'a str>, count: Option<u64>) -> Vec<GpuPrint> {
+    let names: Vec<&str> = names.collect();
+    let each = match (names.as_slice(), count) {
+        ([_], Some(n)) => n.clamp(1, 4096) as usize,
+        _ => 1,
+    };
+    names
+        .iter()
+        .flat_map(|n| {
+            std::iter::repeat_n(
+                GpuPrint {
+                    name: n.to_string(),
+                    ..GpuPrint::default()
+                },
+                each,
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The newcomer's pass (issue 12, section 9): an imported GLM-5 log (`GPU 0-7`,
+    /// tp_size=8) gave the goal "on 1x NVIDIA RTX PRO 6000".
+    #[test]
+    fn an_imported_log_records_as_many_gpus_as_it_shows() {
+        let g = log_gpus(["NVIDIA RTX PRO 6000"].into_iter(), Some(8));
+        assert_eq!(g.len(), 8);
+        assert!(g.iter().all(|x| x.name == "NVIDIA RTX PRO 6000"));
+        assert_eq!(log_gpus(["H100"].into_iter(), None).len(), 1);
+        assert_eq!(log_gpus(["H100", "A100"].into_iter(), Some(8)).len(), 2);
+    }
 }

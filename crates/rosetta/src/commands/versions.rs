@@ -307,6 +307,37 @@ fn answer_word(r: &ReleaseAnswer) -> &'static str {
     }
 }
 
+/// A release row's notes, the same in every format: yanked (and why), the known windows
+/// it falls in, read from the cache, the note that explains a `?` answer, an error.
+fn release_notes(c: &Ctx, r: &ReleaseAnswer) -> Vec<String> {
+    let mut notes = Vec::new();
+    if r.yanked {
+        notes.push(match &r.yanked_reason {
+            Some(why) => format!("yanked: {why}"),
+            None => "yanked".to_string(),
+        });
+    }
+    let ws = c.windows_of(&r.version);
+    if !ws.is_empty() {
+        notes.push(
+            ws.iter()
+                .map(|w| format!("[{w}]"))
+                .collect::<Vec<_>>()
+                .join(""),
+        );
+    }
+    if r.from_cache {
+        notes.push("cached".into());
+    }
+    if let Some(n) = &r.note {
+        notes.push(n.clone());
+    }
+    if let Some(e) = &r.error {
+        notes.push(e.clone());
+    }
+    notes
+}
+
 fn render_text(out: &mut dyn Write, c: &Ctx) -> anyhow::Result<()> {
     let s = &c.sweep.summary;
     writeln!(out, "{} · {}", c.project.name, c.question_text())?;
@@ -360,31 +391,6 @@ fn render_text(out: &mut dyn Write, c: &Ctx) -> anyhow::Result<()> {
             continue;
         };
         let r = &c.sweep.releases[*i];
-        let mut notes = Vec::new();
-        if r.yanked {
-            notes.push(match &r.yanked_reason {
-                Some(why) => format!("yanked: {why}"),
-                None => "yanked".to_string(),
-            });
-        }
-        let ws = c.windows_of(&r.version);
-        if !ws.is_empty() {
-            notes.push(
-                ws.iter()
-                    .map(|w| format!("[{w}]"))
-                    .collect::<Vec<_>>()
-                    .join(""),
-            );
-        }
-        if r.from_cache {
-            notes.push("cached".into());
-        }
-        if let Some(n) = &r.note {
-            notes.push(n.clone());
-        }
-        if let Some(e) = &r.error {
-            notes.push(e.clone());
-        }
         writeln!(
             out,
             "{:<14} {:<6} {:>10} {:>10}  {}",
@@ -392,7 +398,7 @@ fn render_text(out: &mut dyn Write, c: &Ctx) -> anyhow::Result<()> {
             answer_word(r),
             human_bytes(r.bytes_read),
             human_bytes(r.bytes_total),
-            notes.join(" · ")
+            release_notes(c, r).join(" · ")
         )?;
     }
     if !c.windows.is_empty() {
@@ -445,16 +451,6 @@ fn render_markdown(out: &mut dyn Write, c: &Ctx) -> anyhow::Result<()> {
             continue;
         };
         let r = &c.sweep.releases[*i];
-        let mut notes = Vec::new();
-        if r.yanked {
-            notes.push("yanked".to_string());
-        }
-        for w in c.windows_of(&r.version) {
-            notes.push(format!("[{w}]"));
-        }
-        if let Some(e) = &r.error {
-            notes.push(e.replace('|', "\\|"));
-        }
         writeln!(
             out,
             "| {} | {} | {} | {} | {} |",
@@ -462,7 +458,7 @@ fn render_markdown(out: &mut dyn Write, c: &Ctx) -> anyhow::Result<()> {
             answer_word(r),
             human_bytes(r.bytes_read),
             human_bytes(r.bytes_total),
-            notes.join(" ")
+            release_notes(c, r).join(" · ").replace('|', "\\|")
         )?;
     }
     if !c.windows.is_empty() {

@@ -18,10 +18,14 @@ fn one_line_error(out: &Output, needle: &str) {
 
 #[test]
 fn a_missing_file_is_a_one_line_error() {
-    one_line_error(
-        &run(&["diagnose", "/no/such/server.log"]),
-        "/no/such/server.log",
-    );
+    let out = run(&["diagnose", "/no/such/server.log"]);
+    one_line_error(&out, "/no/such/server.log");
+    // The reason once (the newcomer's pass, issue 12 section 11, saw it twice).
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("os error").count(), 1, "{err}");
+    let out = run(&["diagnose", "--kb", "/no/such/rules", "/no/such/server.log"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("os error").count(), 1, "{err}");
 }
 
 #[test]

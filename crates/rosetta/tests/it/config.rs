@@ -186,3 +186,42 @@ fn bad_input_exits_2() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--gpu"), "{}", stderr(&o));
 }
+
+/// The newcomer's pass (issue 12, sections 10 and 11): a yarn x4 over 32768 config whose
+/// max_position_embeddings is 202752 printed "beyond the 202752 positions that the `yarn`
+/// RoPE scaling covers (factor 4 x 32768)", and config text did not wrap to COLUMNS.
+#[test]
+fn rope_coverage_prints_its_arithmetic_and_text_wraps_to_columns() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = write(
+        d.path(),
+        "model/config.json",
+        r#"{"architectures":["GlmMoeDsaForCausalLM"],"model_type":"glm_moe_dsa","max_position_embeddings":202752,
+"rope_scaling":{"type":"yarn","factor":4.0,"original_max_position_embeddings":32768},"rope_theta":1000000,
+"vocab_size":154880,"hidden_size":6144,"num_hidden_layers":78,"num_attention_heads":64,"torch_dtype":"bfloat16"}"#,
+    );
+    let args = [
+        "config",
+        &cfg,
+        "--transformers",
+        "5.2.0",
+        "--context-length",
+        "300000",
+    ];
+    let o = rosetta(&args, d.path(), &[("COLUMNS", "60")]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let text = stdout(&o);
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains("32768 = 131072") && words.contains("202752"),
+        "{text}"
+    );
+    assert!(!words.contains("factor 4 x 32768)"), "{text}");
+    for l in text.lines() {
+        let longest = l.split(' ').map(|w| w.chars().count()).max().unwrap_or(0);
+        assert!(
+            l.chars().count() <= 60 || longest > 30,
+            "wider than 60: {l}"
+        );
+    }
+}

@@ -206,6 +206,92 @@ fn two_unrelated_logs_each_keep_their_failure() {
     assert!(text.contains("holds the first root error"), "{text}");
 }
 
+/// The newcomer's pass (issue 12, section 5): with two inputs, NOTES (`line 7`), the phase
+/// reason (`the same error at line 163`) and WARNINGS carried no file, and the TIMELINE
+/// ran node2's steps on after the example's decode as if they followed it. Section 2:
+/// only text said which input holds the first root error.
+#[test]
+fn with_two_inputs_every_line_reference_carries_its_file() {
+    let ex = repo().join("examples/glm5-sm120.log");
+    let ex = ex.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let b = write(
+        dir.path(),
+        "node2.log",
+        "[2026-03-01 11:00:00] Load weight end. avail mem=20.00 GB\n\
+         [2026-03-01 11:00:01] WARNING something odd on node two\n\
+         [2026-03-01 11:00:09] RuntimeError: CUDA error: an illegal memory access was encountered\n",
+    );
+    let text = stdout(&run(&["diagnose", "--color", "never", ex, &b]));
+    let section = |name: &str| -> String {
+        text.split(&format!("\n{name}"))
+            .nth(1)
+            .and_then(|rest| rest.split("\n\n").next())
+            .unwrap_or_default()
+            .to_string()
+    };
+    // NOTES: every `line N` names its file.
+    let notes = section("NOTES");
+    assert!(notes.contains("glm5-sm120.log:82"), "{notes}");
+    assert!(!notes.contains("line 82"), "{notes}");
+    // The phase reason.
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains("the same error at ") && words.contains("glm5-sm120.log:163 passes through"),
+        "{text}"
+    );
+    // WARNINGS: each row starts with file:line.
+    let warnings = section("WARNINGS");
+    for row in warnings.lines().skip(1).filter(|l| l.contains('×')) {
+        assert!(row.trim_start().contains(".log:"), "{row}");
+    }
+    assert!(warnings.contains("node2.log:2"), "{warnings}");
+    // TIMELINE: each file's steps are led by its name, the example's before node2's, and
+    // node2's own failure ends its steps.
+    let timeline = section("TIMELINE");
+    let (a, n2) = (
+        timeline.find("glm5-sm120.log:").expect("example's steps"),
+        timeline.find("node2.log:").expect("node2's steps"),
+    );
+    assert!(a < n2, "{timeline}");
+    assert!(
+        timeline[n2..].contains("illegal-memory-access ✗"),
+        "{timeline}"
+    );
+    assert!(
+        !timeline[..n2].contains("illegal-memory-access"),
+        "{timeline}"
+    );
+    // JSON: timeline entries carry their file, and the report says which holds the root.
+    let v = json(&run(&["diagnose", "--format", "json", ex, &b]));
+    for e in v["timeline"].as_array().unwrap() {
+        assert!(
+            e["file"].as_str().is_some_and(|f| f.ends_with(".log")),
+            "{e}"
+        );
+    }
+    assert!(v["first_root_error_in"]
+        .as_str()
+        .unwrap()
+        .ends_with("glm5-sm120.log"));
+    for w in v["warnings"].as_array().unwrap() {
+        assert!(w["file"].as_str().is_some(), "{w}");
+    }
+    // Markdown and HTML say which input holds the first root error too.
+    for format in ["markdown", "html"] {
+        let out = stdout(&run(&["diagnose", "--format", format, ex, &b]));
+        assert!(
+            out.contains("holds the first root error"),
+            "{format}: {out}"
+        );
+        assert!(out.contains("node2.log:"), "{format}: {out}");
+    }
+    // One input: no file names anywhere in the line references.
+    let v = json(&run(&["diagnose", "--format", "json", ex]));
+    assert!(v.get("first_root_error_in").is_none());
+    assert!(v["timeline"][0].get("file").is_none());
+}
+
 #[test]
 fn a_started_server_line_is_context_not_evidence() {
     let ex = repo().join("examples/glm5-sm120.log");

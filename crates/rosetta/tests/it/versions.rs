@@ -289,3 +289,44 @@ fn exit_codes() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("not in the cache"), "{}", stderr(&o));
 }
+
+/// The newcomer's pass (issue 12, section 11): Markdown dropped the note that explains a
+/// `?` row ("no model type mapping … in this wheel") that text shows.
+#[test]
+fn markdown_keeps_the_note_that_explains_a_question_mark() {
+    let home = tempfile::tempdir().unwrap();
+    let cfg = "transformers/models/auto/configuration_auto.py";
+    let idx = start(
+        "transformers",
+        vec![
+            wheel("4.0.0", &[("transformers/__init__.py", "")], None),
+            wheel("5.2.0", &[(cfg, &mapping(&["glm_moe_dsa"]))], None),
+        ],
+        PageMode::Json,
+        true,
+    );
+    for format in ["text", "markdown"] {
+        let o = rosetta(
+            &[
+                "versions",
+                "transformers",
+                "--has-model-type",
+                "glm_moe_dsa",
+                "--index-url",
+                &idx.base,
+                "--format",
+                format,
+            ],
+            home.path(),
+            &[],
+        );
+        let out = stdout(&o);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let row = out
+            .lines()
+            .find(|l| l.contains("4.0.0"))
+            .unwrap_or_else(|| panic!("{format}: no 4.0.0 row: {out}"));
+        assert!(row.contains('?'), "{format}: {row}");
+        assert!(row.contains("no model type mapping"), "{format}: {row}");
+    }
+}
