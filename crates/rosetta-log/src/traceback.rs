@@ -162,6 +162,8 @@ struct StreamState {
     /// File ...`), so the one code line under a frame, and the `^^^^` marks under that,
     /// can only be told by their place.
     flat_frame: u8,
+    /// Length of the stream's previous line as printed, to tell a terminal's hard wrap.
+    last_len: usize,
 }
 
 /// Rebuilds tracebacks from the records of all sources, in record order.
@@ -174,6 +176,7 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
     let mut active: Option<((usize, String), u64)> = None;
     for rec in records {
         let own = rec.prefix.stream_key();
+        let own_empty = own.is_empty();
         let key = match &active {
             Some((k, line)) if own.is_empty() && k.0 == rec.source && rec.line <= line + 2 => {
                 k.clone()
@@ -192,6 +195,13 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
             st.chain_pending = false;
         }
         st.last_line = rec.line;
+        // A terminal or a text box wrapped a long prefixed line: the rest of it follows on
+        // the next line with no prefix and no indent (`... in _initialize_k` / `v_caches`).
+        let wrapped = own_empty && !key.1.is_empty() && gap == 1 && st.last_len >= 80 && {
+            let m = rec.message();
+            !m.is_empty() && !m.starts_with([' ', '\t'])
+        };
+        st.last_len = rec.text.len();
         if msg.contains("Traceback (most recent call last)") {
             finish(st, &mut out);
             let chained_from = if st.chain_pending { st.last } else { None };
@@ -241,6 +251,14 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
             continue;
         }
         let ws = leading_ws(msg);
+        let ident =
+            |m: &str| !m.is_empty() && m.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        if wrapped && st.flat_frame == 1 && ident(msg) {
+            if let Some(f) = st.current.as_mut().and_then(|t| t.frames.last_mut()) {
+                f.function.push_str(msg);
+                continue;
+            }
+        }
         let marks = |m: &str| {
             let m = m.trim();
             !m.is_empty() && m.chars().all(|c| matches!(c, '^' | '~' | ' '))
@@ -294,7 +312,12 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
                 let near = rec.line <= tb.end_line + 2;
                 // torch's state_dict errors indent their details with a tab.
                 let detail = ws <= tb.indent || msg.starts_with('\t');
-                if near && ex.extra.len() < 12 && !msg.trim().is_empty() && detail {
+                if wrapped && near && ex.message.len() < 4000 {
+                    // The rest of a wrapped line joins it where the wrap cut it.
+                    let last = ex.extra.last_mut().unwrap_or(&mut ex.message);
+                    last.push_str(msg.trim_end());
+                    tb.end_line = rec.line;
+                } else if near && ex.extra.len() < 12 && !msg.trim().is_empty() && detail {
                     ex.extra.push(msg.trim().chars().take(2000).collect());
                     tb.end_line = rec.line;
                 }
@@ -348,6 +371,24 @@ mod tests {
         let out =
             Scanner::new(crate::Vocabulary::embedded(), &[]).scan_reader(0, &mut log.as_bytes());
         collect(&out.records)
+    }
+
+    #[test]
+    fn a_hard_wrapped_paste_joins_where_the_wrap_cut() {
+        // A prefixed log pasted through a 100-column box: each long line's rest follows
+        // with no prefix and no indent.
+        let log = "(EngineCore pid=316)   File \"/opt/venv/lib/python3.12/site-packages/vllm/v1/engine/core.py\", line 305, in _initialize_k\nv_caches\n(EngineCore pid=316)     kv_cache_configs = get_kv_cache_configs(\n(EngineCore pid=316) ValueError: To serve at least one request with the model's max seq len (100000), (4.26 GiB KV cach\ne is needed, which is larger than the available KV cache memory (4.25 GiB).\n";
+        let t = tbs(log);
+        assert_eq!(t.len(), 1, "{t:?}");
+        assert_eq!(t[0].frames[0].function, "_initialize_kv_caches");
+        let ex = t[0].exception.as_ref().unwrap();
+        assert!(ex.message.contains("KV cache is needed"), "{}", ex.message);
+        assert!(ex.extra.is_empty(), "{:?}", ex.extra);
+        // A short line's next line is not its rest.
+        let t = tbs("(EngineCore pid=3) Traceback (most recent call last):\n(EngineCore pid=3)   File \"a.py\", line 1, in f\n(EngineCore pid=3) ValueError: bad value\nsee the docs\n");
+        let ex = t[0].exception.as_ref().unwrap();
+        assert_eq!(ex.message, "bad value");
+        assert_eq!(ex.extra, ["see the docs"]);
     }
 
     #[test]
