@@ -13,6 +13,7 @@
 use crate::prefix::{self, Prefix};
 use crate::vocab::Vocabulary;
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::collections::HashSet;
 use std::io::Read;
@@ -483,7 +484,8 @@ impl Scanner {
                     kind == HitKind::Error || self.errors.is_match(&data[line_start..line_end]);
                 self.keep(
                     source,
-                    &data[line_start..line_end],
+                    data,
+                    (line_start, line_end),
                     line_no + 1,
                     errorish,
                     &mut p,
@@ -511,7 +513,8 @@ impl Scanner {
                     let line_errorish = self.errors.is_match(line);
                     self.keep(
                         source,
-                        line,
+                        data,
+                        (next, end),
                         line_no + 1,
                         line_errorish,
                         &mut p,
@@ -529,23 +532,32 @@ impl Scanner {
         p.lines = line_no;
         if !p.latest.is_empty() {
             for (_, ring) in p.latest.drain() {
-                p.records.extend(ring);
+                p.records
+                    .extend(ring.into_iter().map(|l| l.record(source, data)));
             }
             p.records.sort_by_key(|r| r.line);
         }
         p
     }
 
+    /// Counts one candidate line under its template and retains it while the
+    /// template's first examples and the budget allow; beyond them, the line
+    /// may join its template's ring of latest examples, held as a byte range
+    /// and made text only when the piece ends (most lines of a big log that
+    /// reach here are repeats, and building their text would be the scan's
+    /// main cost).
+    #[allow(clippy::too_many_arguments)]
     fn keep(
         &self,
         source: usize,
-        raw: &[u8],
+        data: &[u8],
+        (start, end): (usize, usize),
         line: u64,
         errorish: bool,
         p: &mut Piece,
         kept: &mut HashMap<u64, u32>,
     ) {
-        let (text, truncated) = normalize(raw);
+        let (text, truncated) = normalize_cow(&data[start..end]);
         let prefix = prefix::parse(&text);
         let msg = text.get(prefix.msg_start..).unwrap_or("");
         let template = template_key(msg);
@@ -594,18 +606,24 @@ impl Scanner {
         };
         if within || over_but_new {
             self.retained.fetch_add(size, Ordering::Relaxed);
-            p.records.push(record(text, prefix));
+            p.records.push(record(text.into_owned(), prefix));
         } else if *k > KEEP_PER_TEMPLATE && used + size <= RETAIN_BUDGET {
             // Beyond the first examples, keep the latest ones in a ring.
             let ring = p.latest.entry(template).or_default();
             if ring.len() == KEEP_LAST_PER_TEMPLATE {
                 if let Some(old) = ring.pop_front() {
-                    self.retained.fetch_sub(old.text.len(), Ordering::Relaxed);
+                    self.retained.fetch_sub(old.size, Ordering::Relaxed);
                 }
                 p.dropped += 1;
             }
             self.retained.fetch_add(size, Ordering::Relaxed);
-            ring.push_back(record(text, prefix));
+            ring.push_back(Latest {
+                line,
+                range: (start, end),
+                size,
+                template,
+                errorish,
+            });
         } else {
             p.dropped += 1;
         }
@@ -623,10 +641,35 @@ struct Piece {
     lines: u64,
     records: Vec<Record>,
     /// The latest examples of templates seen more than `KEEP_PER_TEMPLATE` times.
-    latest: HashMap<u64, std::collections::VecDeque<Record>>,
+    latest: HashMap<u64, std::collections::VecDeque<Latest>>,
     serving: ServingStats,
     templates: HashMap<u64, TemplateStat>,
     dropped: u64,
+}
+
+/// A line in a template's ring of latest examples, before it is made text.
+struct Latest {
+    line: u64,
+    range: (usize, usize),
+    size: usize,
+    template: u64,
+    errorish: bool,
+}
+
+impl Latest {
+    fn record(self, source: usize, data: &[u8]) -> Record {
+        let (text, truncated) = normalize(&data[self.range.0..self.range.1]);
+        let prefix = prefix::parse(&text);
+        Record {
+            source,
+            line: self.line,
+            text,
+            prefix,
+            template: self.template,
+            errorish: self.errorish,
+            truncated,
+        }
+    }
 }
 
 fn count_newlines(b: &[u8]) -> u64 {
@@ -694,20 +737,24 @@ fn split_even(block: &[u8], n: usize) -> Vec<(usize, usize)> {
 /// Bytes of one line to text: lossy UTF-8, ANSI escapes removed, a carriage
 /// return progress bar reduced to its last state, cut at `MAX_LINE`.
 pub fn normalize(raw: &[u8]) -> (String, bool) {
-    let truncated = raw.len() > MAX_LINE;
-    // A line over the cap keeps its head and its tail: the end of a long line is where a
-    // progress bar's last state, or the error that closes it, is.
-    let joined;
-    let mut raw = if truncated {
+    let (text, truncated) = normalize_cow(raw);
+    (text.into_owned(), truncated)
+}
+
+/// `normalize`, borrowing the bytes when they are already clean text (the
+/// common case: no allocation).
+fn normalize_cow(raw: &[u8]) -> (Cow<'_, str>, bool) {
+    if raw.len() > MAX_LINE {
+        // A line over the cap keeps its head and its tail: the end of a long line is where a
+        // progress bar's last state, or the error that closes it, is.
         let mut v = Vec::with_capacity(2 * LONG_KEEP + 8);
         v.extend_from_slice(&raw[..LONG_KEEP]);
         v.extend_from_slice(" \u{2026} ".as_bytes());
         v.extend_from_slice(&raw[raw.len() - LONG_KEEP..]);
-        joined = v;
-        &joined[..]
-    } else {
-        raw
-    };
+        let (text, _) = normalize_cow(&v);
+        return (Cow::Owned(text.into_owned()), true);
+    }
+    let mut raw = raw;
     if raw.last() == Some(&b'\r') {
         raw = &raw[..raw.len() - 1];
     }
@@ -724,17 +771,17 @@ pub fn normalize(raw: &[u8]) -> (String, bool) {
     }
     let text = String::from_utf8_lossy(raw);
     let text = if text.contains('\x1b') {
-        strip_ansi(&text)
-    } else {
-        text.into_owned()
-    };
-    // Colour codes whose ESC byte was lost when the log was pasted.
-    let text = if text.starts_with('[') && text.contains('m') {
-        strip_bare_colour(&text)
+        Cow::Owned(strip_ansi(&text))
     } else {
         text
     };
-    (text, truncated)
+    // Colour codes whose ESC byte was lost when the log was pasted.
+    let text = if text.starts_with('[') && bare_code_len(&text).is_some() {
+        Cow::Owned(strip_bare_colour(&text))
+    } else {
+        text
+    };
+    (text, false)
 }
 
 /// Removes `[1;36m`-style colour codes that lost their ESC, at the start of a line
@@ -814,24 +861,36 @@ pub fn strip_ansi(s: &str) -> String {
     out
 }
 
-/// A message's shape: digits and hex runs masked, hashed.
+/// A message's shape: digits and hex runs masked, hashed (FNV-1a over the
+/// bytes of `template_text`, streamed: no allocation on the scan's hot path).
 pub fn template_key(msg: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    template_text(msg).hash(&mut h);
-    h.finish()
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    masked(msg, |c| {
+        h ^= u64::from(c);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    });
+    h
 }
 
 /// A message with numbers masked as `#` (for grouping, not for display).
 pub fn template_text(msg: &str) -> String {
-    let mut out = String::with_capacity(msg.len().min(512));
-    let mut in_num = false;
+    let mut out = Vec::with_capacity(msg.len().min(512));
+    masked(msg, |c| out.push(c));
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Feeds the first 512 bytes of a message's shape to `put`: a run of digits, or
+/// a `0x` hex run, becomes one `#`.
+fn masked(msg: &str, mut put: impl FnMut(u8)) {
     let b = msg.as_bytes();
+    let mut in_num = false;
+    let mut n = 0;
     let mut i = 0;
-    while i < b.len() && out.len() < 512 {
+    while i < b.len() && n < 512 {
         let c = b[i];
         if c == b'0' && b.get(i + 1) == Some(&b'x') {
-            out.push('#');
+            put(b'#');
+            n += 1;
             i += 2;
             while i < b.len() && b[i].is_ascii_hexdigit() {
                 i += 1;
@@ -841,16 +900,17 @@ pub fn template_text(msg: &str) -> String {
         }
         if c.is_ascii_digit() {
             if !in_num {
-                out.push('#');
+                put(b'#');
+                n += 1;
                 in_num = true;
             }
         } else {
             in_num = false;
-            out.push(c as char);
+            put(c);
+            n += 1;
         }
         i += 1;
     }
-    out
 }
 
 #[cfg(test)]
