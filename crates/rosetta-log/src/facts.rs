@@ -1259,6 +1259,42 @@ fn jit_build(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> bool {
         })
 }
 
+/// The phase named by the function that prints a line of the failing block (or
+/// one of the two lines before it), in the `function_name: message` form of
+/// native tools. Only identifiers with an underscore count: `Error:` or `Note:`
+/// are words, not functions.
+fn block_function_phase(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Phase, String)> {
+    let named = |r: &Record| {
+        let msg = r.message().trim_start();
+        let (head, _) = msg.split_once(": ")?;
+        let ident = head.trim();
+        let is_ident = ident.contains('_')
+            && ident.len() <= 80
+            && ident.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && ident.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+        if !is_ident {
+            return None;
+        }
+        voc.phase_of_function(ident, "")
+            .filter(|p| *p != Phase::Unknown)
+            .map(|p| (p, ident.to_string()))
+    };
+    let of_source = f.records.iter().filter(|r| r.source == inc.source);
+    // The block itself first, then the lines just before it, nearest first.
+    of_source
+        .clone()
+        .filter(|r| r.line >= inc.line && r.line <= inc.end_line.max(inc.line + 1))
+        .find_map(named)
+        .or_else(|| {
+            of_source
+                .filter(|r| r.line < inc.line && r.line + 2 >= inc.line)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .find_map(named)
+        })
+}
+
 fn short_path(p: &str) -> String {
     let parts: Vec<&str> = p.rsplit('/').take(3).collect();
     parts.into_iter().rev().collect::<Vec<_>>().join("/")
@@ -1307,6 +1343,12 @@ fn phase_of(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> (Phase, String) {
             Phase::Unknown,
             format!("the traceback is in {func}, which runs for the first token (prefill) and every later one (decode)"),
         );
+    }
+    // A native tool's own function names its lines (`llama_model_load: ...`,
+    // `ggml_gallocr_reserve_n: failed to allocate ...`): the failing block's and the
+    // lines just before it say which step ran, as a traceback's frames would.
+    if let Some((p, func)) = block_function_phase(voc, f, inc) {
+        return (p, format!("the failing lines are printed by {func}"));
     }
     // Raised by module-level code while one module imports another: the program
     // never got past its imports.

@@ -169,3 +169,39 @@ fn output_stuck_on_one_word_is_wrong_output_but_lists_of_numbers_are_not() {
     let facts = LogFacts::build(vec![("x.log".into(), out)], Vocabulary::embedded(), &[]);
     assert!(facts.failure.is_none(), "{:?}", facts.failure);
 }
+
+fn failure_of(text: &str) -> rosetta_log::facts::Failure {
+    let out = Scanner::new(Vocabulary::embedded(), &[]).scan_reader(0, &mut text.as_bytes());
+    let facts = LogFacts::build(vec![("x.log".into(), out)], Vocabulary::embedded(), &[]);
+    facts.failure.expect("a failure")
+}
+
+#[test]
+fn a_native_tools_function_prefix_names_the_phase() {
+    // llama.cpp prints `function: message`; the function says which step ran,
+    // here the reservation of compute buffers (memory-plan), after the weights loaded.
+    let f = failure_of(
+        "load_tensors:        CUDA0 model buffer size = 7168.09 MiB\n\
+         llama_init_from_model: n_ctx = 8192\n\
+         ggml_backend_cuda_buffer_type_alloc_buffer: allocating 2322.01 MiB on device 0: cudaMalloc failed: out of memory\n\
+         ggml_gallocr_reserve_n: failed to allocate CUDA0 buffer of size 2434801664\n",
+    );
+    assert_eq!(f.class.as_str(), "gpu-oom");
+    assert_eq!(f.phase.as_str(), "memory-plan");
+    // A word before a colon is not a function: `Error: ...` names no phase.
+    let f = failure_of("Error: load_model failed\n");
+    assert_ne!(f.phase.as_str(), "weight-load");
+}
+
+#[test]
+fn a_process_still_waited_for_when_the_log_ends_is_a_hang() {
+    let mut log = String::new();
+    for s in 0..12 {
+        log.push_str(&format!(
+            "DEBUG 06-12 01:{:02}:07 [utils.py:485] Waiting for 1 local, 0 remote core engine proc(s) to start.\n",
+            10 + s
+        ));
+    }
+    let f = failure_of(&log);
+    assert_eq!(f.class.as_str(), "hang");
+}
