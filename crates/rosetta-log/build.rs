@@ -117,9 +117,13 @@ fn literal_code(files: &[PathBuf]) -> String {
     {
         extra.push(literals::join_patterns(&p));
     }
-    let milestones: Vec<String> = entries(&docs, "milestone")
+    let milestone_groups: Vec<Vec<String>> = entries(&docs, "milestone")
+        .into_iter()
+        .map(|e| e.1)
+        .collect();
+    let milestones: Vec<String> = milestone_groups
         .iter()
-        .map(|e| literals::join_patterns(&e.1))
+        .map(|p| literals::join_patterns(p))
         .collect();
     let list = |name: &str, words: Vec<String>| {
         let mut s = format!("/// Extracted at build time.\npub const {name}: &[&str] = &[\n");
@@ -131,7 +135,7 @@ fn literal_code(files: &[PathBuf]) -> String {
     };
     let required = |name: &str, pats: Vec<String>| {
         let mut s = format!(
-            "/// Extracted at build time: required literals per entry.\npub const {name}: &[Option<&[&str]>] = &[\n"
+            "/// Extracted at build time: required literals per pattern.\npub const {name}: &[Option<&[&str]>] = &[\n"
         );
         for p in pats {
             match literals::required_literals(&p) {
@@ -144,9 +148,10 @@ fn literal_code(files: &[PathBuf]) -> String {
         s.push_str("];\n");
         s
     };
-    let joined_signals: Vec<String> = signals.iter().map(|p| literals::join_patterns(p)).collect();
-    required("SIGNAL_REQUIRED", joined_signals)
-        + &required("MILESTONE_REQUIRED", milestones.clone())
+    // One entry per pattern: the sets compile and prefilter pattern by pattern.
+    let flat = |groups: &[Vec<String>]| groups.iter().flatten().cloned().collect::<Vec<_>>();
+    required("SIGNAL_REQUIRED", flat(&signals))
+        + &required("MILESTONE_REQUIRED", flat(&milestone_groups))
         + &list(
             "SIGNAL_LITERALS",
             literals::signal_literals(&signals, &extra),

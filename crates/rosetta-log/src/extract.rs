@@ -168,7 +168,7 @@ fn patterns() -> &'static Patterns {
         exceeded: LazyRegex::trusted(r"(?i)exceeded the model's predefined maximum length \((\d+)\)|longer than the specified maximum sequence length for this model \((\d+) > (\d+)\)|position(?:s)? (?:id )?(\d+) (?:is )?(?:out of range|exceeds)|(?:input|prompt|sequence)s? (?:length )?(?:could |would |will |may |can )?(?:exceeds?|be longer than|is longer than) (\d+) (?:tokens|positions)"),
         final_pos: LazyRegex::trusted(r"(?i)final position (\d+)"),
         vocab_size: LazyRegex::trusted(r#"(?i)\b(?:vocab_size|n_vocab|vocab size)\b['"]?\s*[=:]\s*(\d+)|exceeds bounds (\d+)|with size (\d+)"#),
-        request_ids: LazyRegex::trusted(r#"(?i)\b(?:stop_token_ids|logit_bias|allowed_token_ids|prompt_token_ids|bad_words_ids|input_ids|eos_token_id)\b['"]?\s*[:=]\s*[\[{]([^\]}]{0,2000})"#),
+        request_ids: LazyRegex::trusted(r#"(?i)\b(?:stop_token_ids|logit_bias|allowed_token_ids|prompt_token_ids|bad_words_ids|input_ids|eos_token_id)\b['"]?\s*[:=]\s*[\[{]([^\]}]*)"#),
     })
 }
 

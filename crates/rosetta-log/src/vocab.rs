@@ -500,14 +500,14 @@ fn compile(
     })
 }
 
-/// Patterns behind a literal prefilter, each compiled on first use. `check`: the
-/// patterns come from files (each was compiled when checked; their literals are
-/// extracted now); else they are the built-in ones, whose literals `build.rs`
-/// extracted (`embedded`, in the same order).
-fn filtered(joined: Vec<String>, check: bool, embedded: &[Option<&[&str]>]) -> FilteredSet {
-    let required: Vec<Option<Vec<String>>> = if check || embedded.len() != joined.len() {
-        joined
-            .iter()
+/// Entries of patterns behind a literal prefilter, each pattern compiled on first
+/// use. `check`: the patterns come from files (each was compiled when checked;
+/// their literals are extracted now); else they are the built-in ones, whose
+/// literals `build.rs` extracted (`embedded`, one per pattern, in the same order).
+fn filtered(groups: Vec<Vec<String>>, check: bool, embedded: &[Option<&[&str]>]) -> FilteredSet {
+    let flat: Vec<&String> = groups.iter().flatten().collect();
+    let required: Vec<Option<Vec<String>>> = if check || embedded.len() != flat.len() {
+        flat.iter()
             .map(|p| crate::literals::required_literals(p))
             .collect()
     } else {
@@ -516,8 +516,7 @@ fn filtered(joined: Vec<String>, check: bool, embedded: &[Option<&[&str]>]) -> F
             .map(|r| r.map(|w| w.iter().map(|x| x.to_string()).collect()))
             .collect()
     };
-    let res = joined.iter().map(|p| LazyRegex::trusted(p)).collect();
-    FilteredSet::new(res, required)
+    FilteredSet::new(groups, required)
 }
 
 /// A set of many patterns: built now when `check`, else on first use.
@@ -672,7 +671,7 @@ impl Vocabulary {
             });
         }
         let signal_set = filtered(
-            signal_patterns.iter().map(|p| join_patterns(p)).collect(),
+            signal_patterns.clone(),
             check,
             embedded_literals::SIGNAL_REQUIRED,
         );
@@ -690,7 +689,7 @@ impl Vocabulary {
                 done: m.done,
                 label: leak(m.label),
             });
-            ms_pats.push(join_patterns(&m.patterns));
+            ms_pats.push(m.patterns.clone());
             entries.push(Entry {
                 kind: EntryKind::Milestone,
                 id: m.id,
