@@ -238,9 +238,9 @@ impl FilteredSet {
             }
         }
         let mut out: Vec<usize> = Vec::new();
-        for i in 0..self.res.len() {
+        for (i, &cand) in candidate.iter().enumerate() {
             let entry = self.owner[i];
-            if candidate[i] && out.last() != Some(&entry) && self.res[i].is_match(text) {
+            if cand && out.last() != Some(&entry) && self.res[i].is_match(text) {
                 out.push(entry);
             }
         }
