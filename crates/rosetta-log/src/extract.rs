@@ -271,6 +271,7 @@ pub fn extract(records: &[Record], gpu_names: &[&str]) -> Extracted {
     let pat = patterns();
     let mut x = Extracted::default();
     let lower_names: Vec<String> = gpu_names.iter().map(|n| n.to_ascii_lowercase()).collect();
+    let mut noted_gpus: Vec<(String, usize, u64)> = Vec::new();
     for rec in records {
         let msg = rec.message();
         let (src, line) = (rec.source, rec.line);
@@ -387,7 +388,13 @@ pub fn extract(records: &[Record], gpu_names: &[&str]) -> Extracted {
                         // Keep the vendor words around the name as printed.
                         let name =
                             full_gpu_name(msg, p, end).unwrap_or_else(|| gpu_names[i].to_string());
-                        push_unique(&mut x.gpus, name, src, line);
+                        // A `#` comment (a note pasted above the log) is evidence only
+                        // when the program itself never names the GPU.
+                        if msg.trim_start().starts_with('#') {
+                            noted_gpus.push((name, src, line));
+                        } else {
+                            push_unique(&mut x.gpus, name, src, line);
+                        }
                     }
                 }
             }
@@ -541,6 +548,9 @@ pub fn extract(records: &[Record], gpu_names: &[&str]) -> Extracted {
     if let Some(m) = x.args.get("model_path") {
         x.model = Some(m.clone());
     }
+    for (name, src, line) in noted_gpus {
+        push_unique(&mut x.gpus, name, src, line);
+    }
     x
 }
 
@@ -631,6 +641,16 @@ mod tests {
         assert_eq!(x.args["enable_piecewise_cuda_graph"].value, "true");
         let x = ex("--gpu-memory-utilization 0.95 --port 18081 --max-model-len 116160\n");
         assert_eq!(x.args["context_length"].value, "116160");
+    }
+
+    #[test]
+    fn the_programs_own_gpu_line_is_the_evidence_not_a_comment() {
+        let x = ex("# run on 8x NVIDIA H200 and one RTX 2080 box\n[2026-02-24 09:12:00] GPU 0-7: NVIDIA H200, driver 580.95.05\n");
+        assert_eq!(x.gpus[0].value, "NVIDIA H200");
+        assert_eq!(x.gpus[0].line, 2);
+        // A GPU only a comment names is still evidence, after the program's own.
+        assert_eq!(x.gpus[1].value, "RTX 2080");
+        assert_eq!(x.gpus[1].line, 1);
     }
 
     #[test]

@@ -277,7 +277,7 @@ impl LogFacts {
         f.failure = failure;
         f.other_runs = other_runs;
         if f.failure.is_none() {
-            f.unnamed_errors = unnamed_errors(&f.records);
+            f.unnamed_errors = unnamed_errors(voc, &f.records);
         }
         if f.inputs.len() > 1 {
             f.other_inputs = other_inputs(voc, &f);
@@ -333,15 +333,19 @@ fn other_inputs(voc: &Vocabulary, f: &LogFacts) -> Vec<OtherFailure> {
     out
 }
 
-/// The last error-looking lines (an error word, or an error level) that no signal named.
-fn unnamed_errors(records: &[Record]) -> Vec<(usize, u64, String)> {
+/// The last error-looking lines that no signal named: an error level, an error banner
+/// (`error-line` shape), or an exception line. A word like `fail` inside a
+/// configuration dump, or a `#` comment, is not an error line.
+fn unnamed_errors(voc: &Vocabulary, records: &[Record]) -> Vec<(usize, u64, String)> {
     let mut out: Vec<(usize, u64, String)> = records
         .iter()
         .rev()
         .filter(|r| {
-            r.prefix
-                .level
-                .map_or(r.errorish, |l| matches!(l, Level::Error | Level::Critical))
+            matches!(r.prefix.level, Some(Level::Error | Level::Critical))
+                || (r.errorish
+                    && !r.message().trim_start().starts_with('#')
+                    && (is_error_line(voc, r)
+                        || traceback::parse_exception_line(r.message().trim()).is_some()))
         })
         .take(5)
         .map(|r| (r.source, r.line, r.text.trim().chars().take(400).collect()))

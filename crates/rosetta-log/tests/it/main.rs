@@ -205,3 +205,29 @@ fn a_process_still_waited_for_when_the_log_ends_is_a_hang() {
     let f = failure_of(&log);
     assert_eq!(f.class.as_str(), "hang");
 }
+
+#[test]
+fn only_error_lines_are_listed_when_no_failure_is_named() {
+    let out = Scanner::new(Vocabulary::embedded(), &[]).scan_reader(
+        0,
+        &mut "# notes: the first launch failed, see below\n\
+              [2026-02-24 09:12:03] server_args=ServerArgs(disable_fail_fast=False, tp_size=8)\n\
+              INFO 06-12 08:49:30 [core.py:700] failover disabled\n"
+            .as_bytes(),
+    );
+    let facts = LogFacts::build(vec![("x.log".into(), out)], Vocabulary::embedded(), &[]);
+    assert!(facts.failure.is_none());
+    assert!(
+        facts.unnamed_errors.is_empty(),
+        "{:?}",
+        facts.unnamed_errors
+    );
+    let out = Scanner::new(Vocabulary::embedded(), &[]).scan_reader(
+        0,
+        &mut "INFO loading\nERROR frobnicator 7 lost its quux\n".as_bytes(),
+    );
+    let facts = LogFacts::build(vec![("x.log".into(), out)], Vocabulary::embedded(), &[]);
+    if facts.failure.is_none() {
+        assert_eq!(facts.unnamed_errors.len(), 1);
+    }
+}
