@@ -138,7 +138,7 @@ fn literal_code(files: &[PathBuf]) -> String {
             "/// Extracted at build time: required literals per pattern.\npub const {name}: &[Option<&[&str]>] = &[\n"
         );
         for p in pats {
-            match literals::required_literals(&p) {
+            match literals::needles(&p) {
                 Some(w) => {
                     let _ = writeln!(s, "    Some(&{w:?}),");
                 }

@@ -9,6 +9,7 @@ use crate::tables::{GpuTable, Known, ModelTypeTable};
 use crate::KnowledgeBase;
 use pep440_rs::Version;
 use regex::{Captures, Regex};
+use rosetta_log::lazy::LazyRegex;
 use rosetta_log::scan::Record;
 use rosetta_log::LogFacts;
 use rosetta_report::{Evidence, Hypothesis};
@@ -313,7 +314,7 @@ impl<'a> Context<'a> {
     }
 
     /// A line matching `re`: the first one at or before the failure, else the first.
-    fn find_line(&self, re: &Regex) -> Option<(&'a Record, Captures<'a>)> {
+    fn find_line(&self, re: &LazyRegex) -> Option<(&'a Record, Captures<'a>)> {
         let limit = self
             .log
             .failure_incident()
@@ -893,19 +894,22 @@ impl<'a> Context<'a> {
     }
 }
 
-fn step_dump_line() -> &'static Regex {
-    static R: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
-    R.get_or_init(|| {
-        Regex::new(
+fn step_dump_line() -> &'static LazyRegex {
+    static R: std::sync::LazyLock<LazyRegex> = std::sync::LazyLock::new(|| {
+        LazyRegex::trusted(
             r"Dumping input data for V1 LLM engine|Dumping scheduler output for model execution",
         )
-        .expect("static regex")
-    })
+    });
+    &R
 }
 
-fn fp16_line() -> &'static Regex {
-    static R: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
-    R.get_or_init(|| Regex::new(r"(?i)\bdtype\s*[=:]\s*(?:torch\.)?(?:float16|half|fp16)\b|\bin float16\b|--dtype[ =](?:half|float16)|torch\.float16\b|\.half\(\)|(?:^|[^a-z0-9_])fp16(?:$|[^a-z0-9_])").expect("static regex"))
+fn fp16_line() -> &'static LazyRegex {
+    static R: std::sync::LazyLock<LazyRegex> = std::sync::LazyLock::new(|| {
+        LazyRegex::trusted(
+            r"(?i)\bdtype\s*[=:]\s*(?:torch\.)?(?:float16|half|fp16)\b|\bin float16\b|--dtype[ =](?:half|float16)|torch\.float16\b|\.half\(\)|(?:^|[^a-z0-9_])fp16(?:$|[^a-z0-9_])",
+        )
+    });
+    &R
 }
 
 /// `sm_120` matches `sm_120`; `sm_12x` matches `sm_120` and `sm_121`.

@@ -211,6 +211,63 @@ fn lint(files: &[PathBuf]) -> Result<(), Failed> {
     }
 }
 
+/// Every rule pattern, run the way `diagnose` runs it (ASCII classes, behind
+/// its literal prefilter, see `rosetta_log::lazy`), finds on every line of the
+/// rules' own logs and of the examples what the pattern as written finds.
+fn patterns_agree_as_run(files: &[PathBuf]) -> Result<(), Failed> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut logs: Vec<PathBuf> = files
+        .iter()
+        .flat_map(|f| [f.with_extension("fires.log"), f.with_extension("quiet.log")])
+        .collect();
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    logs.extend(
+        std::fs::read_dir(examples)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path()),
+    );
+    for log in logs
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "log"))
+    {
+        if let Ok(text) = std::fs::read_to_string(log) {
+            lines.extend(text.lines().map(str::to_string));
+        }
+    }
+    let mut problems = Vec::new();
+    for f in files {
+        let Ok(rule) = Rule::parse(f, &std::fs::read_to_string(f).unwrap_or_default()) else {
+            continue;
+        };
+        let pats = rule
+            .message
+            .iter()
+            .chain(&rule.frames)
+            .chain(rule.args.iter().map(|(_, r)| r))
+            .chain(rule.any_args.iter().map(|(_, r)| r))
+            .chain(&rule.lines)
+            .chain(&rule.any_lines)
+            .chain(&rule.not_lines);
+        for p in pats {
+            let as_written = regex::Regex::new(p.as_str()).map_err(|e| e.to_string())?;
+            let as_run = rosetta_log::lazy::LazyRegex::trusted(p.as_str());
+            for l in &lines {
+                let want = as_written.find(l).map(|m| m.range());
+                if as_run.find(l).map(|m| m.range()) != want {
+                    problems.push(format!("{}: {} on {l:?}", rule.id(), p.as_str()));
+                }
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n").into())
+    }
+}
+
 fn vocab_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kb/vocab")
 }
@@ -443,6 +500,12 @@ fn main() {
         let files = files.clone();
         Trial::test("kb_lint", move || lint(&files))
     }];
+    {
+        let files = files.clone();
+        trials.push(Trial::test("patterns_agree_as_run", move || {
+            patterns_agree_as_run(&files)
+        }));
+    }
     trials.extend(vocab_trials());
     for f in &files {
         let Ok(text) = std::fs::read_to_string(f) else {

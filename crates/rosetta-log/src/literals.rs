@@ -69,6 +69,44 @@ pub fn required_literals(pattern: &str) -> Option<Vec<String>> {
     None
 }
 
+/// Literals (lowercase) one of which every match of `pattern` holds, ignoring
+/// ASCII case; `None` when there are none worth looking for. Case-insensitive
+/// groups are read as written (a `(?i)` pattern's literals are its own words,
+/// not their case variants), which is sound because the needles are looked for
+/// ignoring ASCII case.
+pub fn needles(pattern: &str) -> Option<Vec<String>> {
+    use regex_syntax::hir::literal::{ExtractKind, Extractor};
+    let plain = pattern.replace("(?i)", "").replace("(?i:", "(?:");
+    let hir = regex_syntax::parse(&plain).ok()?;
+    // Prefixes or suffixes, whichever set is the more selective: the longer
+    // shortest literal (`error: .{1,200} was not declared` is found by its end).
+    let mut best: Option<Vec<String>> = None;
+    for kind in [ExtractKind::Prefix, ExtractKind::Suffix] {
+        let mut ex = Extractor::new();
+        ex.kind(kind).limit_total(256);
+        let mut seq = ex.extract(&hir);
+        seq.optimize_for_prefix_by_preference();
+        let Some(lits) = seq.literals() else { continue };
+        let mut words: Vec<String> = lits
+            .iter()
+            .map(|l| String::from_utf8_lossy(l.as_bytes()).to_ascii_lowercase())
+            .collect();
+        words.sort();
+        words.dedup();
+        let shortest = |w: &[String]| w.iter().map(String::len).min().unwrap_or(0);
+        if words.is_empty() || shortest(&words) < 3 || words.len() > 128 {
+            continue;
+        }
+        if best
+            .as_deref()
+            .is_none_or(|b| shortest(&words) > shortest(b))
+        {
+            best = Some(words);
+        }
+    }
+    best
+}
+
 /// Literals (4+ bytes) that every match of some signal branch starts with, for the
 /// scanner: from each signal's patterns, then the banner patterns and the
 /// wrong-output shape (`extra`, whole patterns), which are looked for on kept lines too.

@@ -10,7 +10,6 @@
 
 use crate::lazy::{FilteredSet, LazyRegex, LazySet};
 pub use crate::literals::{branch_literals, join_patterns, prefix_literals};
-use regex::Regex;
 use rosetta_schema::{FailureClass, Phase};
 use serde::Deserialize;
 use std::collections::HashSet;
@@ -507,9 +506,7 @@ fn compile(
 fn filtered(groups: Vec<Vec<String>>, check: bool, embedded: &[Option<&[&str]>]) -> FilteredSet {
     let flat: Vec<&String> = groups.iter().flatten().collect();
     let required: Vec<Option<Vec<String>>> = if check || embedded.len() != flat.len() {
-        flat.iter()
-            .map(|p| crate::literals::required_literals(p))
-            .collect()
+        flat.iter().map(|p| crate::literals::needles(p)).collect()
     } else {
         embedded
             .iter()
@@ -841,14 +838,14 @@ impl Vocabulary {
     }
 
     /// A named line shape.
-    pub fn shape(&self, id: ShapeId) -> &Regex {
+    pub fn shape(&self, id: ShapeId) -> &LazyRegex {
         // `from_files` checks that every id is present.
-        self.shapes
+        &self
+            .shapes
             .iter()
             .find(|(s, _)| *s == id)
             .expect("every shape is checked at load")
             .1
-            .get()
     }
 
     /// Whether a line opens with an engine's error banner.
