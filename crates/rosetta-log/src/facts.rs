@@ -853,6 +853,8 @@ fn classify(
     };
     let mut best_root: Option<(u8, usize, usize)> = None; // strength, signal, text index
     let mut best_cascade: Option<(u8, usize, usize)> = None;
+    // The first strong synchronous root, for an asynchronous fault reported after it.
+    let mut first_sync_root: Option<(u8, usize, usize)> = None;
     let mut phase: Option<(u8, Phase)> = None;
     for (ti, t) in texts.iter().enumerate() {
         if t.contains("asynchronously reported") {
@@ -881,6 +883,22 @@ fn classify(
             if slot.is_none_or(|(st, _, _)| sg.strength > st) {
                 *slot = Some((sg.strength, s, ti));
             }
+            if sg.role == Role::Root
+                && !sg.asynchronous
+                && sg.strength >= 85
+                && first_sync_root.is_none()
+            {
+                first_sync_root = Some((sg.strength, s, ti));
+            }
+        }
+    }
+    // An asynchronous fault (a launch failure, an illegal address) is reported at the
+    // next call after whatever went wrong: a strong error of another class printed
+    // before it in the same block (a kernel with no code for this GPU) is its root.
+    if let (Some(best), Some(first)) = (best_root, first_sync_root) {
+        let (b, f) = (&sig.signals[best.1], &sig.signals[first.1]);
+        if b.asynchronous && first.2 < best.2 && f.class != b.class {
+            best_root = Some(first);
         }
     }
     inc.phase_hint = phase.map(|(_, p)| p);

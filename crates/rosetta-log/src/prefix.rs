@@ -110,7 +110,7 @@ fn patterns() -> &'static Patterns {
     P.get_or_init(|| Patterns {
         // (EngineCore_DP0 pid=274) / (WorkerDict pid=1216, ip=10.0.0.1) / (VllmWorker rank=0 pid=12)
         ray: Regex::new(r"^\(([A-Za-z_][\w\-.]*)(?: rank=(\d+))?(?: pid=(\d+))?(?:, ip=[^)]*)?\)\s+").unwrap(),
-        quote: Regex::new(r"^(?:>(?: |$)|`{3,})").unwrap(),
+        quote: Regex::new(r"^(?:>(?: |$)|`{3,}| {0,12}\|(?: |$))").unwrap(),
         nccl: Regex::new(r"^\S+:\d+:\d+ \[(\d+)\] (?:[\w/.\-]+\.\w+:\d+ )?NCCL (INFO|WARN|TRACE|ERROR) ").unwrap(),
         logfmt: Regex::new(r"^time=\S+ level=(\w+) (?:source=\S+ )?").unwrap(),
         torchrun: Regex::new(r"^\[(?:rank|Rank )(\d+)\]:\s?").unwrap(),
@@ -269,7 +269,7 @@ impl Gates {
         let open = b0 == b'[';
         Gates {
             ray: b0 == b'(',
-            quote: b0 == b'>' || b0 == b'`',
+            quote: b0 == b'>' || b0 == b'`' || rest.trim_start_matches(' ').starts_with('|'),
             nccl: nccl_finder().find(b).is_some(),
             logfmt: b.starts_with(b"time="),
             torchrun: b.starts_with(b"[rank") || b.starts_with(b"[Rank "),
@@ -343,7 +343,8 @@ fn parse_with(line: &str, ungated: bool) -> Prefix {
             p.process = Some(name);
             pos += c[0].len();
         } else if let Some(c) = g.quote.then(|| pat.quote.captures(rest)).flatten() {
-            // A log pasted as a Markdown quote.
+            // A log pasted as a Markdown quote, or the margin of a sub-exception in a
+            // Python exception group's traceback (`  | `).
             pos += c[0].len();
         } else if let Some(c) = g.nccl.then(|| pat.nccl.captures(rest)).flatten() {
             p.level = level_from(match &c[2] {
@@ -481,6 +482,7 @@ mod tests {
             Just("```"), Just("[TP0 DP1] "), Just("worker[rank=2]: "), Just("INFO:     "),
             Just("\u{661}\u{662}\u{663}\u{664}-01-01 00:00:00 "), Just("INFO\u{a0}"),
             Just("10.0.0.1:5000 - "), Just("x"), Just(": "), Just("1"), Just("["),
+            Just("    | "), Just("  |"), Just("|"),
         ], 0..6), tail in "[ -~]{0,12}") {
             let line = format!("{}{}", parts.concat(), tail);
             prop_assert_eq!(parse(&line), parse_with(&line, true));
@@ -489,6 +491,20 @@ mod tests {
 
     fn msg<'a>(line: &'a str, p: &Prefix) -> &'a str {
         &line[p.msg_start..]
+    }
+
+    #[test]
+    fn an_exception_groups_margin_is_a_prefix() {
+        let l = "    | RuntimeError: CUDA error: invalid device function";
+        assert_eq!(
+            msg(l, &parse(l)),
+            "RuntimeError: CUDA error: invalid device function"
+        );
+        let l = "    |   File \"/x/model.py\", line 3, in forward";
+        assert_eq!(
+            msg(l, &parse(l)),
+            "  File \"/x/model.py\", line 3, in forward"
+        );
     }
 
     #[test]

@@ -92,6 +92,7 @@ fn leading_ws(msg: &str) -> usize {
 
 struct Patterns {
     prose_exception: Regex,
+    prose_repr: Regex,
     native: Regex,
     frame: Regex,
     frame_partial: Regex,
@@ -102,6 +103,8 @@ fn patterns() -> &'static Patterns {
     static P: OnceLock<Patterns> = OnceLock::new();
     P.get_or_init(|| Patterns {
         // `... it reports an error: RuntimeError: probability tensor contains ...`
+        // An exception object printed as its repr inside prose or a list: `TypeError('...')`.
+        prose_repr: Regex::new(r#"(?:^|[\s`'"(\[:=])((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Z][A-Za-z][A-Za-z0-9_]*?(?:Error|Exception))\(['"](\S.{4,}?)['"]\)"#).unwrap(),
         prose_exception: Regex::new(r#"(?:^|[\s`'"(\[:])((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Z][A-Za-z][A-Za-z0-9_]*?(?:Error|Exception))(?:\(\w*\))?:\s+(\S.{4,})$"#).unwrap(),
         // gdb `#5  0x00007f.. in llama_sampler_softmax_impl(...) () from libllama.so`
         // and c10 `frame #3: c10d::ProcessGroupNCCL::watchdog() + 0x8c (0x7f.. in libtorch.so)`
@@ -120,7 +123,12 @@ fn patterns() -> &'static Patterns {
 /// RuntimeError: ...`, `Exception in worker: ValueError: ...`): the type must end in `Error` or
 /// `Exception` and the message must have a few characters.
 pub fn find_exception_in_prose(msg: &str) -> Option<(String, String)> {
-    let c = patterns().prose_exception.captures(msg.trim_end())?;
+    let p = patterns();
+    let msg = msg.trim_end();
+    let c = p
+        .prose_exception
+        .captures(msg)
+        .or_else(|| p.prose_repr.captures(msg))?;
     Some((
         c[1].to_string(),
         c[2].trim().trim_end_matches('`').to_string(),
@@ -355,6 +363,15 @@ mod prose_tests {
         assert_eq!(t, "RuntimeError");
         assert!(m.starts_with("probability tensor"));
         assert!(find_exception_in_prose("Error: it failed").is_none());
+        let (t, m) = find_exception_in_prose(
+            "- case 3 (batch=4): TypeError('Unsupported MMA op kind: F8F6F4') after 2 s",
+        )
+        .unwrap();
+        assert_eq!(
+            (t.as_str(), m.as_str()),
+            ("TypeError", "Unsupported MMA op kind: F8F6F4")
+        );
+        assert!(find_exception_in_prose("handles ValueError('x') quietly").is_none());
         // Garbled output that happens to hold `Error:` is not an exception: type names are ASCII.
         assert!(super::parse_exception_line("ICA香气IIADError: Aborted.").is_none());
         assert!(find_exception_in_prose("ICA香气IIADError: Aborted the run.").is_none());
