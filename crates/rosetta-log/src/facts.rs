@@ -1517,6 +1517,17 @@ fn phase_of(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> (Phase, String) {
     if let Some((p, line)) = prose_phase(voc, f, inc.source) {
         return (p, format!("the report says so at line {line}"));
     }
+    // A shape that does not fit, raised inside a module's `forward`, is the model running on
+    // its first input, not the loader (which raises outside any forward).
+    if inc.class == FailureClass::ShapeMismatch
+        && inc.frames.iter().any(|fr| fr.function == "forward")
+    {
+        return (
+            Phase::Prefill,
+            "the shape error is raised in a module's forward, running the model on its input"
+                .into(),
+        );
+    }
     let by_class = match inc.class {
         FailureClass::ImportError | FailureClass::ConfigError => Some(Phase::Startup),
         // A collective that had already run many times was set up long before.

@@ -231,3 +231,45 @@ fn only_error_lines_are_listed_when_no_failure_is_named() {
         assert_eq!(facts.unnamed_errors.len(), 1);
     }
 }
+
+#[test]
+fn a_shape_error_inside_forward_is_the_model_running_not_the_loader() {
+    let f = failure_of(
+        "Traceback (most recent call last):\n\
+         \x20 File \"/app/run.py\", line 9, in <module>\n\
+         \x20   out = model.generate(ids)\n\
+         \x20 File \"/site/transformers/models/mistral/modeling_mistral.py\", line 201, in forward\n\
+         \x20   v = v.view(b, n, self.num_kv_heads, self.head_dim)\n\
+         RuntimeError: shape '[1, 7, 8, 128]' is invalid for input of size 3584\n",
+    );
+    assert_eq!(f.class.as_str(), "shape-mismatch");
+    assert_eq!(f.phase.as_str(), "prefill");
+    // Raised by the loader, outside any forward: the weights.
+    let f = failure_of(
+        "Traceback (most recent call last):\n\
+         \x20 File \"/site/loader.py\", line 40, in load_weights\n\
+         \x20   param.copy_(w)\n\
+         RuntimeError: The size of tensor a (4096) must match the size of tensor b (5120) at non-singleton dimension 1\n",
+    );
+    assert_eq!(f.phase.as_str(), "weight-load");
+}
+
+#[test]
+fn a_strong_error_before_an_asynchronous_fault_in_one_block_is_its_root() {
+    let f = failure_of(
+        "ggml-cuda/mmq.cu:120: ERROR: CUDA kernel mul_mat_q has no device code compatible with CUDA arch 610. ggml-cuda.cu was compiled for: 610\n\
+         CUDA error: unspecified launch failure\n\
+         \x20 current device: 0, in function ggml_backend_cuda_synchronize at ggml-cuda.cu:2414\n",
+    );
+    assert_eq!(f.class.as_str(), "no-kernel-for-arch");
+}
+
+#[test]
+fn an_exception_printed_as_its_repr_in_a_list_is_found() {
+    let f = failure_of(
+        "FP8 status: FAILED\n\
+         - seqlen=512: TypeError('Unsupported MMA op kind: F8F6F4')\n\
+         - seqlen=1024: TypeError('Unsupported MMA op kind: F8F6F4')\n",
+    );
+    assert_eq!(f.class.as_str(), "python-error");
+}
