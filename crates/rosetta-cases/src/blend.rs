@@ -46,7 +46,7 @@ impl Default for Tuning {
     fn default() -> Self {
         Tuning {
             show_floor: 0.30,
-            fallback_floor: 0.45,
+            fallback_floor: 0.5,
             max_shown: 5,
             vote_floor: 0.10,
             voters: 7,

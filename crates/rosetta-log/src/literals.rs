@@ -46,27 +46,37 @@ pub fn prefix_literals(hir: &Hir) -> Option<Vec<String>> {
     (!words.is_empty()).then_some(words)
 }
 
+/// The finite set of `kind` literals (prefixes or suffixes) of a pattern: 3+ bytes
+/// each, at most 128, lowercased with `lower`; `None` when it has no such set.
+fn finite_literals(
+    hir: &Hir,
+    kind: regex_syntax::hir::literal::ExtractKind,
+    lower: bool,
+) -> Option<Vec<String>> {
+    let mut ex = regex_syntax::hir::literal::Extractor::new();
+    ex.kind(kind).limit_total(256);
+    let mut seq = ex.extract(hir);
+    seq.optimize_for_prefix_by_preference();
+    let mut words: Vec<String> = seq
+        .literals()?
+        .iter()
+        .map(|l| String::from_utf8_lossy(l.as_bytes()).into_owned())
+        .collect();
+    if lower {
+        words.iter_mut().for_each(|w| w.make_ascii_lowercase());
+        words.sort();
+        words.dedup();
+    }
+    (!words.is_empty() && words.iter().all(|w| w.len() >= 3) && words.len() <= 128).then_some(words)
+}
+
 /// Literals such that every match of `pattern` contains one of them (3+ bytes
 /// each, at most 128); `None` when the pattern is too general to prefilter.
 pub fn required_literals(pattern: &str) -> Option<Vec<String>> {
-    use regex_syntax::hir::literal::{ExtractKind, Extractor};
+    use regex_syntax::hir::literal::ExtractKind;
     let hir = regex_syntax::parse(pattern).ok()?;
-    for kind in [ExtractKind::Prefix, ExtractKind::Suffix] {
-        let mut ex = Extractor::new();
-        ex.kind(kind).limit_total(256);
-        let mut seq = ex.extract(&hir);
-        seq.optimize_for_prefix_by_preference();
-        if let Some(lits) = seq.literals() {
-            let words: Vec<String> = lits
-                .iter()
-                .map(|l| String::from_utf8_lossy(l.as_bytes()).into_owned())
-                .collect();
-            if !words.is_empty() && words.iter().all(|w| w.len() >= 3) && words.len() <= 128 {
-                return Some(words);
-            }
-        }
-    }
-    None
+    finite_literals(&hir, ExtractKind::Prefix, false)
+        .or_else(|| finite_literals(&hir, ExtractKind::Suffix, false))
 }
 
 /// Literals (lowercase) one of which every match of `pattern` holds, ignoring
@@ -75,36 +85,20 @@ pub fn required_literals(pattern: &str) -> Option<Vec<String>> {
 /// not their case variants), which is sound because the needles are looked for
 /// ignoring ASCII case.
 pub fn needles(pattern: &str) -> Option<Vec<String>> {
-    use regex_syntax::hir::literal::{ExtractKind, Extractor};
+    use regex_syntax::hir::literal::ExtractKind;
     let plain = pattern.replace("(?i)", "").replace("(?i:", "(?:");
     let hir = regex_syntax::parse(&plain).ok()?;
     // Prefixes or suffixes, whichever set is the more selective: the longer
     // shortest literal (`error: .{1,200} was not declared` is found by its end).
-    let mut best: Option<Vec<String>> = None;
-    for kind in [ExtractKind::Prefix, ExtractKind::Suffix] {
-        let mut ex = Extractor::new();
-        ex.kind(kind).limit_total(256);
-        let mut seq = ex.extract(&hir);
-        seq.optimize_for_prefix_by_preference();
-        let Some(lits) = seq.literals() else { continue };
-        let mut words: Vec<String> = lits
-            .iter()
-            .map(|l| String::from_utf8_lossy(l.as_bytes()).to_ascii_lowercase())
-            .collect();
-        words.sort();
-        words.dedup();
-        let shortest = |w: &[String]| w.iter().map(String::len).min().unwrap_or(0);
-        if words.is_empty() || shortest(&words) < 3 || words.len() > 128 {
-            continue;
-        }
-        if best
-            .as_deref()
-            .is_none_or(|b| shortest(&words) > shortest(b))
-        {
-            best = Some(words);
-        }
+    let shortest = |w: &[String]| w.iter().map(String::len).min().unwrap_or(0);
+    match (
+        finite_literals(&hir, ExtractKind::Prefix, true),
+        finite_literals(&hir, ExtractKind::Suffix, true),
+    ) {
+        (Some(p), Some(s)) if shortest(&s) > shortest(&p) => Some(s),
+        (Some(p), _) => Some(p),
+        (None, s) => s,
     }
-    best
 }
 
 /// Literals (4+ bytes) that every match of some signal branch starts with, for the
