@@ -1730,7 +1730,7 @@ fn degenerate_text(voc: &Vocabulary, msg: &str) -> bool {
         if scripts.iter().filter(|&&x| x).count() >= 3 && words.len() >= 8 {
             return true;
         }
-        if punctuation_soup(seg, &words) {
+        if punctuation_soup(seg, &words) || single_symbol_run(seg.trim(), 24) {
             return true;
         }
         let words: Vec<&String> = words
@@ -1751,6 +1751,27 @@ fn degenerate_text(voc: &Vocabulary, msg: &str) -> bool {
         }
     }
     false
+}
+
+/// Text that is one letter, digit or CJK character repeated (`4444…`, `!!!` is left
+/// to the punctuation test): a model stuck on one token. Rules (`====`, `----`, `####`)
+/// and zero fill are not letters or are excluded.
+fn single_symbol_run(text: &str, min: usize) -> bool {
+    let mut chars = text.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    if !first.is_alphanumeric() || first == '0' {
+        return false;
+    }
+    let mut n = 1;
+    for c in chars {
+        if c != first {
+            return false;
+        }
+        n += 1;
+    }
+    n >= min
 }
 
 /// A token no language writes: three scripts run together (`kirIICom2ARNбуIIiamondII队员们`),
@@ -1806,7 +1827,24 @@ fn wrong_output_lines(voc: &Vocabulary, f: &LogFacts) -> Option<Failure> {
                 || bpe_leak(x.as_str())
         }) || repeated_word_output(voc, m)
             || degenerate_text(voc, m)
-    })?;
+    });
+    let Some(rec) = rec else {
+        // A transcript's last lines: an answer that is one symbol over and over
+        // (`44444444…`) holds no word the scanner looks for.
+        let (source, line, text) = f
+            .last_lines
+            .iter()
+            .find(|(_, _, t)| single_symbol_run(t.trim(), 32))?;
+        return Some(Failure::without_incident(
+            FailureClass::WrongOutput,
+            Phase::Decode,
+            "output problems show while generating",
+            *source,
+            *line,
+            text.trim().chars().take(600).collect(),
+            "wrong-output",
+        ));
+    };
     let mut fl = Failure::without_incident(
         FailureClass::WrongOutput,
         Phase::Decode,
@@ -1845,6 +1883,21 @@ mod tests {
             v,
             "Output: 'hello мир 世界 again hello мир 世界 again and more words'"
         ));
+    }
+
+    #[test]
+    fn one_symbol_repeated_is_degenerate_and_rules_are_not() {
+        assert!(single_symbol_run(&"4".repeat(40), 32));
+        assert!(single_symbol_run(&"的".repeat(40), 32));
+        assert!(!single_symbol_run(&"4".repeat(20), 32));
+        assert!(!single_symbol_run(&"=".repeat(80), 32));
+        assert!(!single_symbol_run(&"0".repeat(80), 32));
+        assert!(!single_symbol_run(
+            &"4".repeat(39).to_string().replace("44", "45"),
+            32
+        ));
+        let v = voc();
+        assert!(degenerate_text(v, &format!("Output: '{}'", "a".repeat(30))));
     }
 
     #[test]

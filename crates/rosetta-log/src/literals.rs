@@ -136,6 +136,43 @@ pub fn signal_literals(signal_patterns: &[Vec<String>], extra: &[String]) -> Vec
             }
         }
     }
+    // A case-insensitive branch has no finite prefix set (each letter doubles it), so
+    // the passes above drop it; its own words stand in, as a line writes them: lower
+    // case, capitalised and upper case (the scanner's automaton is case-sensitive).
+    for pat in signal_patterns.iter().flatten().chain(extra.iter()) {
+        if !pat.contains("(?i") {
+            continue;
+        }
+        for w in case_variants(pat) {
+            if !out.contains(&w) {
+                out.push(w);
+            }
+        }
+    }
+    out
+}
+
+/// The words (5+ bytes, at most 8) every match of a case-insensitive pattern holds,
+/// each as lower case, capitalised and upper case; empty when it has no such words.
+pub fn case_variants(pattern: &str) -> Vec<String> {
+    let Some(words) = needles(pattern) else {
+        return Vec::new();
+    };
+    if words.len() > 8 || words.iter().any(|w| w.len() < 5) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for w in words {
+        let mut cap = w.clone();
+        if let Some(c) = cap.get_mut(0..1) {
+            c.make_ascii_uppercase();
+        }
+        for v in [w.clone(), cap, w.to_ascii_uppercase()] {
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+    }
     out
 }
 

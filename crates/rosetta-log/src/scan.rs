@@ -969,6 +969,47 @@ mod tests {
     }
 
     #[test]
+    fn case_insensitive_signals_keep_lines_in_any_common_case() {
+        // A `(?i)` branch has no prefix literals of its own; its words in lower, capitalised
+        // and upper case stand in. An example line rewritten in lower or upper case that the
+        // signal still matches must still be kept, with no other error word to help.
+        let v = crate::Vocabulary::embedded();
+        let scanner = Scanner::new(v, &[]);
+        let mut missed: Vec<String> = Vec::new();
+        for e in v
+            .entries
+            .iter()
+            .filter(|e| e.kind == crate::vocab::EntryKind::Signal)
+        {
+            let i = v.signal(&e.id).unwrap();
+            if v.signals[i].strength < 5 {
+                continue;
+            }
+            let re =
+                regex::Regex::new(&crate::literals::join_patterns(v.signal_patterns(i))).unwrap();
+            for line in &e.fires {
+                for variant in [line.to_lowercase(), line.to_uppercase()] {
+                    if !re.is_match(&variant) {
+                        continue;
+                    }
+                    let out = scanner
+                        .fresh()
+                        .scan_reader(0, &mut format!("{variant}\n").as_bytes());
+                    if !out.records.iter().any(|r| r.line == 1 && r.errorish) {
+                        missed.push(format!("{}: {variant}", e.id));
+                    }
+                }
+            }
+        }
+        assert!(missed.is_empty(), "{missed:#?}");
+        let out = scanner.fresh().scan_reader(
+            0,
+            &mut "ggml was not compiled with any CUDA arch <= 750\n".as_bytes(),
+        );
+        assert!(out.records.iter().any(|r| r.line == 1 && r.errorish));
+    }
+
+    #[test]
     fn counts_lines_and_keeps_errors_with_their_frames() {
         let log = "hello\nworld\nTraceback (most recent call last):\n  File \"a.py\", line 3, in f\n    x = y()\nKeyError: 'type'\nbye\n";
         let out = scan(log);
