@@ -1285,6 +1285,29 @@ fn jit_build(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> bool {
 /// one of the two lines before it), in the `function_name: message` form of
 /// native tools. Only identifiers with an underscore count: `Error:` or `Note:`
 /// are words, not functions.
+/// The first code identifier of a message (a name with `_`, a dotted path or a camelCase
+/// hump; English words are none of these) that the phase words name.
+fn message_identifier_phase(voc: &Vocabulary, msg: &str) -> Option<(Phase, String)> {
+    msg.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .map(|t| t.trim_matches('.'))
+        .filter(|t| {
+            (4..=80).contains(&t.len())
+                && t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        })
+        .filter(|t| {
+            let b = t.as_bytes();
+            t.contains('_')
+                || (t.contains('.') && !t.contains(".."))
+                || b.windows(2)
+                    .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
+        })
+        .find_map(|t| {
+            voc.phase_of_function(t, "")
+                .filter(|p| *p != Phase::Unknown)
+                .map(|p| (p, t.to_string()))
+        })
+}
+
 fn block_function_phase(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Phase, String)> {
     let named = |r: &Record| {
         let msg = r.message().trim_start();
@@ -1325,6 +1348,20 @@ fn short_path(p: &str) -> String {
 /// The phase of an incident, and why.
 fn phase_of(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> (Phase, String) {
     if let Some(p) = inc.phase_hint {
+        // A start-up hint (an import that fails, a version check) yields to a frame that
+        // names a later step: the import ran lazily, inside the loader that asked for it.
+        let later = (p == Phase::Startup)
+            .then(|| {
+                inc.frames.iter().rev().find_map(|fr| {
+                    voc.phase_of_function(&fr.function, &fr.file)
+                        .filter(|q| !matches!(q, Phase::Unknown | Phase::Startup | Phase::Install))
+                        .map(|q| (q, fr.function.as_str()))
+                })
+            })
+            .flatten();
+        if let Some((q, func)) = later {
+            return (q, format!("the error is raised inside {func}"));
+        }
         return (p, "the error message names it".into());
     }
     let mut ambiguous: Option<&str> = None;
@@ -1365,6 +1402,12 @@ fn phase_of(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> (Phase, String) {
             Phase::Unknown,
             format!("the traceback is in {func}, which runs for the first token (prefill) and every later one (decode)"),
         );
+    }
+    // The message names the code that raised (`ServerArgs() got multiple values for ...`,
+    // `load_weights() got an unexpected keyword argument`): its identifiers are read as
+    // frames would be, when no frame said anything.
+    if let Some((p, ident)) = message_identifier_phase(voc, &inc.message) {
+        return (p, format!("the message names {ident}"));
     }
     // A native tool's own function names its lines (`llama_model_load: ...`,
     // `ggml_gallocr_reserve_n: failed to allocate ...`): the failing block's and the

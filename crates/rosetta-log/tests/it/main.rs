@@ -189,8 +189,53 @@ fn a_native_tools_function_prefix_names_the_phase() {
     assert_eq!(f.class.as_str(), "gpu-oom");
     assert_eq!(f.phase.as_str(), "memory-plan");
     // A word before a colon is not a function: `Error: ...` names no phase.
-    let f = failure_of("Error: load_model failed\n");
-    assert_ne!(f.phase.as_str(), "weight-load");
+    let f = failure_of("Error: Model failed\n");
+    assert_eq!(f.phase.as_str(), "unknown");
+}
+
+#[test]
+fn identifiers_in_the_message_name_the_phase_when_no_frame_does() {
+    // Code names in the message are read as frames: a server-args class is start-up, a
+    // loader function is weight-load. English words are not identifiers.
+    let f = failure_of(
+        "sglang.srt.server_args.ServerArgs() got multiple values for keyword argument 'log_level'\n",
+    );
+    assert_eq!(f.class.as_str(), "python-error");
+    assert_eq!(f.phase.as_str(), "startup");
+    let f = failure_of("TypeError: load_weights() got an unexpected keyword argument 'prefix'\n");
+    assert_eq!(f.phase.as_str(), "weight-load");
+    let f = failure_of("TypeError: register failed on this input\n");
+    assert_eq!(f.phase.as_str(), "unknown");
+}
+
+#[test]
+fn a_lazy_import_inside_a_loader_fails_in_the_loaders_phase() {
+    // An import error hints at start-up, but a frame of the model loader raised it: the
+    // import ran lazily, when the model was being loaded.
+    let tb = "Traceback (most recent call last):\n  File \"/app/modules/ui_model_menu.py\", line 243, in load_model_wrapper\n    shared.model = load_model(name)\n  File \"/app/modules/models.py\", line 87, in load_model\n    output = load_func_map[loader](name)\n  File \"/app/modules/exllamav2_hf.py\", line 7, in <module>\n    from exllamav2 import ExLlamaV2Cache_Q4\nImportError: cannot import name 'ExLlamaV2Cache_Q4' from 'exllamav2'\n";
+    let f = failure_of(tb);
+    assert_eq!(f.class.as_str(), "import-error");
+    assert_eq!(f.phase.as_str(), "weight-load");
+    // With no loader frame, the import error stays at start-up.
+    let f = failure_of("Traceback (most recent call last):\n  File \"/app/server.py\", line 3, in <module>\n    from exllamav2 import ExLlamaV2Cache_Q4\nImportError: cannot import name 'ExLlamaV2Cache_Q4' from 'exllamav2'\n");
+    assert_eq!(f.phase.as_str(), "startup");
+}
+
+#[test]
+fn a_request_announced_by_the_server_or_the_client_is_a_prompt_pass() {
+    let f = failure_of(
+        "INFO:     127.0.0.1:56002 - \"POST /api/extra/generate/stream HTTP/1.1\" 200\n\
+         INFO:     Received Kobold generation request 503aa198fbca41258f7fefa6832dc7cc\n\
+         TypeError: ExllamaV2Container.stream_generate() got an unexpected keyword argument 'max_tokens'\n",
+    );
+    assert_eq!(f.phase.as_str(), "prefill");
+    // The GEMM tuning file is read while the model instance is built: weight-load.
+    let f = failure_of(
+        "[WARNING] gemm_config.in is not found; using default GEMM algo\n\
+         terminate called after throwing an instance of 'std::runtime_error'\n\
+         what():  [FT][ERROR] CUDA runtime error: invalid argument /src/turbomind/utils/allocator.h:252\n",
+    );
+    assert_eq!(f.phase.as_str(), "weight-load");
 }
 
 #[test]
