@@ -1190,7 +1190,8 @@ fn choose_failure(
             .map(|e| e.type_name.clone()),
         surfaced: match import_warning {
             Some(_) => Some((inc.key_line, inc.message.clone())),
-            None => surfaced.map(|x| (x.line, x.message.clone())),
+            // The line of the message it quotes, not the traceback header above it.
+            None => surfaced.map(|x| (x.key_line, x.message.clone())),
         },
         frames: frames_of
             .frames

@@ -277,6 +277,14 @@ fn valid_ipv6(t: &str) -> bool {
         && (groups.len() >= 3 || groups.iter().any(|g| g.bytes().any(|c| c.is_ascii_digit())))
 }
 
+/// A phase, failure class or cause of the schema: words of the report, not of the log.
+fn vocabulary_word(w: &str) -> bool {
+    use rosetta_schema::{Cause, FailureClass, Phase};
+    Phase::ALL.iter().any(|p| p.as_str() == w)
+        || FailureClass::ALL.iter().any(|c| c.as_str() == w)
+        || Cause::ALL.iter().any(|c| c.as_str() == w)
+}
+
 /// The report-wide state: the hosts learned in pass 1 and the aliases given.
 struct Redactor {
     hosts: Aliases,
@@ -317,6 +325,8 @@ impl Redactor {
         // Aliases follow the order in which the hosts appear.
         let low = s.to_ascii_lowercase();
         found.sort_by_key(|h| low.find(h.as_str()).unwrap_or(usize::MAX));
+        // The tool's own words (`comm-init: comm-error` in a timeline label) are no hosts.
+        found.retain(|h| !vocabulary_word(h));
         for h in found {
             self.hosts.of(&h);
         }
@@ -434,6 +444,18 @@ pub fn redact(report: &Report) -> Report {
         return withheld();
     };
     let mut r = Redactor::new();
+    // Fleet logs are named after their host (`dgx07.log`): a file name shaped like a host
+    // (with a digit, `dgx07`, `gpu-node-17`) is one, even when the log never names it.
+    for input in &report.inputs {
+        let name = input.path.rsplit(['/', '\\']).next().unwrap_or("");
+        let stem = name.split('.').next().unwrap_or("");
+        if stem.bytes().any(|b| b.is_ascii_digit())
+            && hosts::hostish(stem)
+            && !vocabulary_word(stem)
+        {
+            r.hosts.of(&stem.to_ascii_lowercase());
+        }
+    }
     walk(&mut v, Field::Log, &mut |s, f| {
         if f == Field::Log {
             r.learn(s);
@@ -598,6 +620,28 @@ mod tests {
         assert_eq!(
             redact_str("/home/alice/x /Users/bob/y /root/.cache C:\\Users\\carol\\z"),
             "/home/<user>/x /Users/<user>/y /<user>/.cache C:\\Users\\<user>\\z"
+        );
+    }
+
+    #[test]
+    fn a_file_named_after_its_host_and_the_tools_own_words() {
+        // `dgx07.log` names a host the log never prints; a timeline label's phase
+        // (`comm-init: comm-error`) is the tool's word, not a multi-node prefix.
+        let mut rep = Report {
+            notes: vec!["comm-init: comm-error ✗ (9) · graph-capture: gpu-oom ✗ (12)".into()],
+            ..Report::default()
+        };
+        rep.inputs.push(crate::model::Input {
+            path: "/logs/dgx07.log".into(),
+            ..Default::default()
+        });
+        let r = redact(&rep);
+        let all = serde_json::to_string(&r).unwrap();
+        assert!(!all.contains("dgx07"), "{all}");
+        assert_eq!(r.inputs[0].path, "/logs/host-1.log");
+        assert_eq!(
+            r.notes[0],
+            "comm-init: comm-error ✗ (9) · graph-capture: gpu-oom ✗ (12)"
         );
     }
 

@@ -48,7 +48,7 @@ pub enum Command {
 pub enum Format {
     /// For a person in a terminal.
     Text,
-    /// The JSON contract (triage-schema.md for diagnose).
+    /// The JSON contract (docs/report.md for diagnose).
     Json,
     /// For pasting into an upstream issue.
     Markdown,
@@ -61,7 +61,7 @@ pub enum Format {
 pub enum DiagnoseFormat {
     /// For a person in a terminal.
     Text,
-    /// The JSON contract (triage-schema.md); with `--each`, an array of `{"file", "report"}`.
+    /// The JSON contract (docs/report.md); with `--each`, an array of `{"file", "report"}`.
     Json,
     /// One JSON object a line, `{"file": .., "report": ..}`, one line per input (implies `--each`).
     Jsonl,

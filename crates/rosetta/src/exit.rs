@@ -58,10 +58,17 @@ pub fn run(f: impl FnOnce() -> Outcome) -> ExitCode {
                 .chain()
                 .find_map(|e| e.downcast_ref::<Coded>().map(|c| c.code))
                 .unwrap_or(BAD_INPUT);
-            eprintln!("rosetta: error: {}", one_line(&err));
+            say(format_args!("rosetta: error: {}", one_line(&err)));
             ExitCode::from(code)
         }
     }
+}
+
+/// One line to stderr. A closed stderr (`2>&1 | head -1`) is not an error of ours:
+/// unlike `eprintln!`, this does not panic on it.
+pub fn say(msg: std::fmt::Arguments) {
+    use std::io::Write;
+    let _ = writeln!(io::stderr(), "{msg}");
 }
 
 /// The error and its causes on one line, joined by `: `. A cause whose text the message

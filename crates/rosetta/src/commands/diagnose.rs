@@ -55,7 +55,7 @@ pub fn run(args: DiagnoseArgs) -> Outcome {
         );
     }
     if let Some(hint) = stdin_hint(&args.logs, std::io::stdin().is_terminal()) {
-        eprintln!("{hint}");
+        crate::exit::say(format_args!("{hint}"));
     }
     let mut kb = KnowledgeBase::embedded().context("the built-in knowledge base is broken")?;
     for dir in &args.kb {
@@ -101,11 +101,11 @@ pub fn run(args: DiagnoseArgs) -> Outcome {
         rosetta_report::render(&report, report_format(args.format), style, &mut out)?;
         out.flush()?;
         if let Some((input, note)) = broken {
-            eprintln!(
+            crate::exit::say(format_args!(
                 "rosetta: error: {}: {note}; the report covers its first {}",
                 input.path,
                 rosetta_report::count(input.lines, "line")
-            );
+            ));
             return Ok(BAD_INPUT);
         }
         return Ok(OK);
@@ -187,7 +187,10 @@ fn each_file(
                 let file = &files[written];
                 if let Done::Failed(e, _) = &done {
                     failed += 1;
-                    eprintln!("rosetta: {}", failure_line(&file.display().to_string(), e));
+                    crate::exit::say(format_args!(
+                        "rosetta: {}",
+                        failure_line(&file.display().to_string(), e)
+                    ));
                 }
                 write_one(out, &done, format, written)?;
                 written += 1;

@@ -165,3 +165,27 @@ fn a_broken_env_file_is_a_one_line_error() {
         "env.json",
     );
 }
+
+#[test]
+fn a_closed_pipe_on_stdout_and_stderr_is_no_panic() {
+    // `rosetta diagnose x.gz 2>&1 | head -1`: the reader goes away, and both the report and
+    // the truncation notice meet a closed pipe. That ends the run quietly, never with a panic
+    // (exit 101).
+    let gz =
+        super::diagnose::gzip_bytes(&b"RuntimeError: CUDA error: out of memory\n".repeat(2000));
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("server.log.gz");
+    std::fs::write(&p, &gz[..gz.len() - 8]).unwrap();
+    // Both read ends close as soon as the child starts, before it writes a byte.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_rosetta"))
+        .args(["diagnose", p.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert_ne!(status.code(), Some(101), "{status:?}");
+    assert!(status.code().is_some(), "killed by a signal: {status:?}");
+}
