@@ -31,7 +31,9 @@ pub enum JournalError {
         known: i64,
     },
     /// No attempt has this id.
-    #[error("find attempt #{id} in the journal {location}: there is none (ids 1..={last})")]
+    #[error(
+        "find attempt #{id} in the journal {location}: there is none (ids run from 1 to {last})"
+    )]
     NoAttempt {
         /// The id asked for.
         id: i64,

@@ -1065,6 +1065,16 @@ fn md_escape(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
+/// The report's notes, then what each input says of its reading (a truncated file): the
+/// text report prints the latter beside its read counts; Markdown and HTML list both here.
+fn notes_with_inputs(r: &Report) -> Vec<String> {
+    let inputs = r
+        .inputs
+        .iter()
+        .filter_map(|i| i.note.as_ref().map(|n| format!("input {}: {n}", i.path)));
+    r.notes.iter().cloned().chain(inputs).collect()
+}
+
 fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
     writeln!(w, "### rosetta diagnosis")?;
     writeln!(w)?;
@@ -1202,11 +1212,12 @@ fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
             writeln!(w, "</details>")?;
         }
     }
-    if !r.notes.is_empty() {
+    let notes = notes_with_inputs(r);
+    if !notes.is_empty() {
         writeln!(w)?;
         writeln!(w, "**Notes**")?;
         writeln!(w)?;
-        for n in &r.notes {
+        for n in &notes {
             writeln!(w, "- {}", md_escape(n))?;
         }
     }
@@ -1388,9 +1399,10 @@ fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
         }
         writeln!(w, "</table>")?;
     }
-    if !r.notes.is_empty() {
+    let notes = notes_with_inputs(r);
+    if !notes.is_empty() {
         writeln!(w, "<h2>Notes</h2><ul>")?;
-        for n in &r.notes {
+        for n in &notes {
             writeln!(w, "<li>{}</li>", esc(n))?;
         }
         writeln!(w, "</ul>")?;
@@ -2028,6 +2040,26 @@ mod tests {
         for width in 60..=130 {
             let text = text_of(&r, false, width);
             assert!(text.contains("2026-02-24 10:11:06"), "{width}:\n{text}");
+        }
+    }
+
+    #[test]
+    fn markdown_and_html_say_an_input_was_truncated() {
+        let mut r = Report::default();
+        r.inputs.push(crate::model::Input {
+            path: "server.log.gz".into(),
+            lines: 12,
+            note: Some("reading stopped early: the file is truncated".into()),
+            ..Default::default()
+        });
+        for format in [Format::Markdown, Format::Html] {
+            let mut out = Vec::new();
+            render_width(&r, format, Style::default(), 100, &mut out).unwrap();
+            let out = String::from_utf8(out).unwrap();
+            assert!(
+                out.contains("input server.log.gz: reading stopped early: the file is truncated"),
+                "{format:?}: {out}"
+            );
         }
     }
 
