@@ -274,15 +274,29 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
             .collect(),
         no_failure: log.failure.is_none().then(|| {
             let lines: u64 = log.inputs.iter().map(|i| i.lines).sum();
+            let ends_during = ends_during(log).map(|m| rosetta_report::EndsDuring {
+                phase: m.phase,
+                step: m.label.to_string(),
+                finished: m.done,
+                line: m.line,
+                file: file_of(m.source),
+                lines_after: log
+                    .inputs
+                    .get(m.source)
+                    .map_or(0, |i| i.lines.saturating_sub(m.line)),
+            });
             NoFailure {
                 reason: if lines == 0 {
                     "empty"
-                } else if log.unnamed_errors.is_empty() {
-                    "clean"
-                } else {
+                } else if !log.unnamed_errors.is_empty() {
                     "unknown-pattern"
+                } else if ends_during.is_some() {
+                    "unfinished"
+                } else {
+                    "clean"
                 }
                 .into(),
+                ends_during,
                 lines: log
                     .unnamed_errors
                     .iter()
@@ -295,6 +309,25 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
             }
         }),
     }
+}
+
+/// The start-up step a log stops inside: its last milestone begins a step between
+/// process-group set-up and warm-up, or finishes one a server always follows with
+/// another, and no server became ready or served after it. Such a log was cut off, or the process hung or was
+/// killed in that step; it is not a clean run. The bare `start` step is left out:
+/// a pasted command followed by its output begins with one.
+fn ends_during(log: &LogFacts) -> Option<&rosetta_log::Milestone> {
+    let last = log.milestones.iter().max_by_key(|m| (m.source, m.line))?;
+    // A finished step a server always follows with another (process groups, KV
+    // cache, CUDA graphs) leaves the log inside start-up too; finished weight
+    // loading does not (a script generates right after it, with no milestone), nor
+    // does a finished warm-up (the server is ready).
+    let open = match last.phase {
+        Phase::CommInit | Phase::MemoryPlan | Phase::GraphCapture => true,
+        Phase::WeightLoad | Phase::Warmup => !last.done,
+        _ => false,
+    };
+    open.then_some(last)
 }
 
 /// A step standing for the launches a long restart loop repeated beyond what the scanner

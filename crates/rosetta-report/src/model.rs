@@ -66,11 +66,36 @@ pub struct OtherFailure {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NoFailure {
     /// `empty` (no lines at all), `unknown-pattern` (error-looking lines that no
-    /// signal of the vocabulary names) or `clean` (no error-looking line).
+    /// signal of the vocabulary names), `unfinished` (no error-looking line, but the
+    /// log stops inside a start-up step it began) or `clean`.
     pub reason: String,
     /// The last error-looking lines, oldest first (at most 5).
     #[serde(default)]
     pub lines: Vec<Evidence>,
+    /// The start-up step the log was inside when it stopped: begun, never
+    /// finished, no server ready after it (serving counts are milestones too). The log was cut off, or the process
+    /// hung or was killed there.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub ends_during: Option<EndsDuring>,
+}
+
+/// A start-up step a log began and never finished.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EndsDuring {
+    /// Its phase.
+    pub phase: Phase,
+    /// Its timeline label (`CUDA graph capture`).
+    pub step: String,
+    /// The step finished and the next one never began.
+    #[serde(default)]
+    pub finished: bool,
+    /// Where it began.
+    pub line: u64,
+    /// File, where there is more than one input.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub file: Option<String>,
+    /// Lines the log runs on after that step began.
+    pub lines_after: u64,
 }
 
 /// One input.

@@ -35,7 +35,7 @@ enum Field {
 fn field(key: &str, parent: Field) -> Field {
     match key {
         "rosetta" | "rule" | "also_rules" | "case" | "cause" | "class" | "phase" | "reason"
-        | "gpu_archs" => Field::Fixed,
+        | "step" | "gpu_archs" => Field::Fixed,
         "references" | "source" | "fix" => Field::Kb,
         "versions" => Field::Version,
         _ => parent,

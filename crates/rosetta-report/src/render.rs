@@ -437,6 +437,37 @@ fn phase_words(f: &crate::model::Failure) -> String {
     format!("{phase}: {}", f.phase_reason)
 }
 
+/// What a log that stops inside a start-up step means, in words.
+fn ends_during_words(e: &crate::model::EndsDuring) -> String {
+    let at = line_ref(Some(e.line), &e.file);
+    let what = if e.finished {
+        format!(
+            "the log ends during start-up, after {} ({} at {at}): the step a server takes next never begins",
+            e.phase, e.step
+        )
+    } else {
+        format!(
+            "the log ends during {} ({}): {} began at {at} and nothing finishes it",
+            e.phase,
+            e.phase.about(),
+            e.step
+        )
+    };
+    let after = match e.lines_after {
+        0 => String::new(),
+        n => format!("; {} follow without an error", count(n, "line")),
+    };
+    let stuck = if e.finished {
+        "before the next step"
+    } else {
+        "in that step"
+    };
+    format!(
+        "{what}{after}. The log was cut off, or the process hung or was killed there; \
+         if it still runs, it is stuck {stuck}."
+    )
+}
+
 /// Column where the text after a cause's labels starts.
 const LABEL_COL: usize = 15;
 
@@ -475,6 +506,20 @@ fn text(r: &Report, style: Style, width: usize, w: &mut dyn Write) -> io::Result
                         shorten_middle(&e.text, room)
                     )?;
                 }
+                if let Some(e) = nf.and_then(|n| n.ends_during.as_ref()) {
+                    o.para("         ", 9, 9, &ends_during_words(e), &|s| p.plain(s))?;
+                }
+            }
+            Some("unfinished") => {
+                let head = p.warn(&p.head("UNFINISHED"));
+                let e = nf.and_then(|n| n.ends_during.as_ref());
+                o.para(
+                    &format!("{head}  "),
+                    12,
+                    12,
+                    &e.map_or_else(String::new, ends_during_words),
+                    &|s| p.plain(s),
+                )?;
             }
             _ => {
                 let ok = p.good(&p.head("OK"));
@@ -1089,6 +1134,17 @@ fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
                     writeln!(w, "{}: {}", line_ref(e.line, &e.file), cut(&e.text, 300))?;
                 }
                 writeln!(w, "```")?;
+                if let Some(e) = &n.ends_during {
+                    writeln!(w)?;
+                    writeln!(w, "{}", ends_during_words(e))?;
+                }
+            }
+            Some(n) if n.reason == "unfinished" => {
+                let words = n
+                    .ends_during
+                    .as_ref()
+                    .map_or_else(String::new, ends_during_words);
+                writeln!(w, "**Unfinished:** {words}")?;
             }
             _ => writeln!(w, "No failure found.")?,
         },
@@ -1315,6 +1371,16 @@ fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
                     writeln!(w, "{}: {}", esc(&line_ref(e.line, &e.file)), esc(&e.text))?;
                 }
                 writeln!(w, "</pre>")?;
+                if let Some(e) = &n.ends_during {
+                    writeln!(w, "<p>{}</p>", esc(&ends_during_words(e)))?;
+                }
+            }
+            Some(n) if n.reason == "unfinished" => {
+                let words = n
+                    .ends_during
+                    .as_ref()
+                    .map_or_else(String::new, ends_during_words);
+                writeln!(w, "<p><strong>Unfinished:</strong> {}</p>", esc(&words))?;
             }
             _ => writeln!(w, "<p>No failure found.</p>")?,
         },

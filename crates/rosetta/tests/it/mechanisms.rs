@@ -357,3 +357,69 @@ fn an_unknown_error_is_not_ok() {
     ));
     assert_eq!(v["no_failure"]["reason"], "clean");
 }
+
+/// Lines `from..=to` of the bundled example, which dies in decode at line 162.
+fn example_head(from: usize, to: usize) -> String {
+    example()
+        .lines()
+        .skip(from - 1)
+        .take(to + 1 - from)
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+#[test]
+fn a_log_that_stops_inside_start_up_is_unfinished_not_ok() {
+    // Cut during CUDA graph capture: the step began and nothing finishes it.
+    let cut = example_head(81, 140);
+    let v = json(&run_stdin(
+        &["diagnose", "--format", "json"],
+        cut.as_bytes(),
+    ));
+    assert!(v["failure"].is_null(), "{v}");
+    assert_eq!(v["no_failure"]["reason"], "unfinished", "{v}");
+    let e = &v["no_failure"]["ends_during"];
+    assert_eq!(e["phase"], "graph-capture", "{e}");
+    assert_eq!(e["finished"], false, "{e}");
+    for format in ["text", "markdown", "html"] {
+        let out = stdout(&run_stdin(
+            &["diagnose", "--color", "never", "--format", format],
+            cut.as_bytes(),
+        ));
+        assert!(
+            !out.contains("No failure found") && !out.starts_with("OK"),
+            "{format}: {out}"
+        );
+        assert!(
+            out.contains("the log ends during graph-capture"),
+            "{format}: {out}"
+        );
+    }
+    // Cut right after the process groups came up: start-up is still open.
+    let cut = example_head(1, 20);
+    let v = json(&run_stdin(
+        &["diagnose", "--format", "json"],
+        cut.as_bytes(),
+    ));
+    assert_eq!(v["no_failure"]["reason"], "unfinished", "{v}");
+    assert_eq!(v["no_failure"]["ends_during"]["phase"], "comm-init");
+    assert_eq!(v["no_failure"]["ends_during"]["finished"], true);
+    // A script that loads its weights and then prints what it generated is clean.
+    let script = "Loading checkpoint shards: 100%|##########| 4/4 [00:05<00:00]\n\
+                  The capital of France is Paris.\n";
+    let v = json(&run_stdin(
+        &["diagnose", "--format", "json"],
+        script.as_bytes(),
+    ));
+    assert_eq!(v["no_failure"]["reason"], "clean", "{v}");
+    // A server that became ready and served is clean too.
+    let ready = format!(
+        "{}[2026-02-24 10:09:30] The server is fired up and ready to roll!\n",
+        example_head(81, 140)
+    );
+    let v = json(&run_stdin(
+        &["diagnose", "--format", "json"],
+        ready.as_bytes(),
+    ));
+    assert_eq!(v["no_failure"]["reason"], "clean", "{v}");
+}
