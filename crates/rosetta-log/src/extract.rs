@@ -136,7 +136,9 @@ fn patterns() -> &'static Patterns {
         dict_args: LazyRegex::trusted(r"(?:server_args=|non-default args:\s*|engine args:\s*)(\{.*\})\s*$"),
         namespace: LazyRegex::trusted(r"(?:args|Namespace):?\s*Namespace\((.*)\)\s*$"),
         v1_config: LazyRegex::trusted(r"with config:\s*(.*)$"),
-        command: LazyRegex::trusted(r"(?:^|\s)(?:\$ |>>> )?(?:python3?(?:\.\d+)? (?:-m )?\S*|vllm serve|trtllm-serve|llama-server|llama-cli|text-generation-launcher|torchrun|sglang\.launch_server|ollama run|docker run)\b"),
+        // A known launcher anywhere on the line; or any program after a shell prompt, at the
+        // start of a quoted command (`` `RUST_LOG=x ./server --flag` ``) or run by path (`./x`).
+        command: LazyRegex::trusted(r"(?:(?:^|\s)(?:\$ |>>> )?(?:python3?(?:\.\d+)? (?:-m )?\S*|vllm serve|trtllm-serve|llama-server|llama-cli|text-generation-launcher|torchrun|sglang\.launch_server|ollama run|docker run)\b|^\s*(?:\$|`)\s*(?:[A-Z_][A-Z0-9_]*=\S+\s+)*(?:\./|/)?[\w./-]+\s+-|(?:^|\s)\./[\w.-]+\s+-)"),
         flag: LazyRegex::trusted(r#"(?:^|\s)--([a-zA-Z][\w-]*)(?:[ =]((?:"[^"]*"|'[^']*'|[^\s-][^\s]*)))?"#),
         versions: vec![
             ("transformers", LazyRegex::trusted(r"(?i)\btransformers(?: version)?(?:==|[:= ]\s*|\s+v)v?(\d+\.\d+(?:\.\d+)?(?:\.?(?:dev|rc|post)\d+)?)\b")),
@@ -315,6 +317,7 @@ pub fn extract(records: &[Record], gpu_names: &[&str]) -> Extracted {
                 ("llama-", "llama.cpp"),
                 ("text-generation-launcher", "tgi"),
                 ("torchrun", "pytorch"),
+                ("mistralrs", "mistral.rs"),
             ] {
                 if m.contains(needle) {
                     x.framework.get_or_insert_with(|| fw.into());
@@ -629,6 +632,21 @@ mod tests {
         assert_eq!(x.framework.as_deref(), Some("sglang"));
         let x = ex("[2026-05-01 10:00:00] server_args={'model_path': 'x', 'tp_size': 4}\n");
         assert_eq!(x.args["tp_size"].value, "4");
+    }
+
+    #[test]
+    fn flags_of_any_program_run_from_a_prompt_a_quote_or_a_path() {
+        for line in [
+            "$ ./mistralrs_server --num-device-layers 13 gguf -m /m\n",
+            "`RUST_BACKTRACE=full ./mistralrs_server --num-device-layers 13 gguf -m /m`\n",
+            "run it as ./mistralrs_server --num-device-layers 13\n",
+        ] {
+            let x = ex(line);
+            assert_eq!(x.args["num_device_layers"].value, "13", "{line}");
+        }
+        // Flags in prose are not a command line.
+        let x = ex("we tried with and without --num-device-layers 13 here\n");
+        assert!(!x.args.contains_key("num_device_layers"));
     }
 
     #[test]

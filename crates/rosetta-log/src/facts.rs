@@ -214,6 +214,9 @@ pub struct LogFacts {
     pub dropped: u64,
     /// The last lines of each input: (source, line, text), oldest first.
     pub last_lines: Vec<(usize, u64, String)>,
+    /// The first non-empty lines of each input (source, line, text): what a pasted
+    /// report says in words before its log.
+    pub first_lines: Vec<(usize, u64, String)>,
     /// Line ranges (source, first, last) of failures in other runs than the chosen one:
     /// evidence for this failure must not come from there.
     pub other_runs: Vec<(usize, u64, u64)>,
@@ -265,6 +268,9 @@ impl LogFacts {
             f.dropped += out.dropped;
             for (line, text) in &out.tail {
                 f.last_lines.push((i, *line, text.clone()));
+            }
+            for (line, text) in out.head {
+                f.first_lines.push((i, line, text));
             }
             templates.push((i, out.templates));
         }
@@ -406,12 +412,33 @@ fn milestones(voc: &Vocabulary, records: &[Record], serving: &[ServingStats]) ->
     out
 }
 
-/// The first phase a pasted report names in words.
+/// The first phase a pasted report names in words, in its kept lines or its first lines.
 fn prose_phase(voc: &Vocabulary, f: &LogFacts, source: usize) -> Option<(Phase, u64)> {
-    f.records
+    prose_phase_within(voc, f, source, 0, u64::MAX)
+}
+
+/// The first phase named in words on lines `from..=to` of `source`.
+fn prose_phase_within(
+    voc: &Vocabulary,
+    f: &LogFacts,
+    source: usize,
+    from: u64,
+    to: u64,
+) -> Option<(Phase, u64)> {
+    let kept = f
+        .records
         .iter()
-        .filter(|r| r.source == source)
-        .find_map(|r| voc.prose_phase(r.message()).map(|p| (p, r.line)))
+        .filter(|r| r.source == source && r.line >= from && r.line <= to)
+        .find_map(|r| voc.prose_phase(r.message()).map(|p| (p, r.line)));
+    let first = f
+        .first_lines
+        .iter()
+        .filter(|(s, l, _)| *s == source && *l >= from && *l <= to)
+        .find_map(|(_, l, t)| voc.prose_phase(t).map(|p| (p, *l)));
+    match (kept, first) {
+        (Some(a), Some(b)) => Some(if b.1 < a.1 { b } else { a }),
+        (a, b) => a.or(b),
+    }
 }
 
 /// The line names a failure: a signal that can class an incident, or an exception line.
@@ -1500,12 +1527,7 @@ fn phase_of(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> (Phase, String) {
         }
     }
     // The failing block's own words ("crashes as soon as it receives the next batch").
-    if let Some((p, line)) = f
-        .records
-        .iter()
-        .filter(|r| r.source == inc.source && r.line >= inc.line && r.line <= inc.end_line)
-        .find_map(|r| voc.prose_phase(r.message()).map(|p| (p, r.line)))
-    {
+    if let Some((p, line)) = prose_phase_within(voc, f, inc.source, inc.line, inc.end_line) {
         return (p, format!("the failing block says so at line {line}"));
     }
     // The last milestone before the failure, on the failing rank when it has any.

@@ -184,7 +184,14 @@ pub struct ScanOutput {
     pub read_error: Option<String>,
     /// The last non-empty lines (up to 20), oldest first: (line number, normalised text).
     pub tail: Vec<(u64, String)>,
+    /// The first non-empty lines (up to `HEAD_LINES`, each cut at 512 bytes), where a
+    /// pasted report says in words what it was doing; the scanner keeps no line for its
+    /// prose alone.
+    pub head: Vec<(u64, String)>,
 }
+
+/// How many first lines of a source `ScanOutput::head` keeps.
+pub const HEAD_LINES: usize = 200;
 
 /// The compiled scanner; cheap to share across threads.
 pub struct Scanner {
@@ -387,6 +394,19 @@ impl Scanner {
 
     /// Scans a block of complete lines, in parallel when it is big.
     fn scan_block(&self, source: usize, block: &[u8], out: &mut ScanOutput) {
+        if out.lines == 0 {
+            let mut no = 0u64;
+            for line in block.split(|&b| b == b'\n') {
+                no += 1;
+                if out.head.len() >= HEAD_LINES || no > 4 * HEAD_LINES as u64 {
+                    break;
+                }
+                if line.iter().any(|b| !b.is_ascii_whitespace()) {
+                    let (text, _) = normalize(&line[..line.len().min(512)]);
+                    out.head.push((no, text));
+                }
+            }
+        }
         self.scan_block_lines(source, block, out);
         // Remember the block's last non-empty lines (how a log ends says whether it stopped mid-way).
         let trimmed = block.strip_suffix(b"\n").unwrap_or(block);

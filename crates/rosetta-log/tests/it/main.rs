@@ -318,3 +318,25 @@ fn an_exception_printed_as_its_repr_in_a_list_is_found() {
     );
     assert_eq!(f.class.as_str(), "python-error");
 }
+
+#[test]
+fn a_reports_prose_names_the_phase_even_on_lines_the_scanner_does_not_keep() {
+    // The sentence holds no error or context word, so no record keeps it; the report's
+    // first lines are read for prose all the same.
+    let f = failure_of(
+        "With LoRA on, the engine dies once the length passes 87k.\n\
+         No request is needed: the profile run alone triggers it.\n\
+         \n\
+         RuntimeError: Triton Error [CUDA]: an illegal memory access was encountered\n",
+    );
+    assert_eq!(f.class.as_str(), "illegal-memory-access");
+    assert_eq!(f.phase.as_str(), "memory-plan");
+    // The first lines are kept apart for that, up to HEAD_LINES of them, cut and in order.
+    let mut text = "ok\n".repeat(3 * rosetta_log::scan::HEAD_LINES);
+    text.insert_str(0, &format!("{}\n\n", "x".repeat(2000)));
+    let out = Scanner::new(Vocabulary::embedded(), &[]).scan_reader(0, &mut text.as_bytes());
+    assert_eq!(out.head.len(), rosetta_log::scan::HEAD_LINES);
+    assert_eq!(out.head[0].0, 1);
+    assert!(out.head[0].1.len() <= 512);
+    assert_eq!(out.head[1].0, 3, "empty lines are skipped, numbers kept");
+}
