@@ -67,7 +67,9 @@ pub struct OtherFailure {
 pub struct NoFailure {
     /// `empty` (no lines at all), `unknown-pattern` (error-looking lines that no
     /// signal of the vocabulary names), `unfinished` (no error-looking line, but the
-    /// log stops inside a start-up step it began) or `clean`.
+    /// log stops inside a start-up step it began), `not-in-log` (`rosetta run`: the
+    /// attempt failed, by its probe, a stall or its exit code, and the log shows no
+    /// error) or `clean`.
     pub reason: String,
     /// The last error-looking lines, oldest first (at most 5).
     #[serde(default)]

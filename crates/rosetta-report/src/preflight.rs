@@ -185,6 +185,20 @@ impl PreflightReport {
             .any(|f| f.severity == Severity::Blocker)
     }
 
+    /// Nothing beyond the launch flags was known: no model config, GPU, versions or
+    /// memory plan. No finding then means nothing, not "OK".
+    pub fn checked_nothing(&self) -> bool {
+        let f = &self.facts;
+        self.findings.is_empty()
+            && self.memory.is_none()
+            && f.model_type.is_none()
+            && f.architectures.is_empty()
+            && f.gpu.is_none()
+            && f.gpu_arch.is_none()
+            && f.transformers.is_none()
+            && f.engine_version.is_none()
+    }
+
     fn count(&self, s: Severity) -> usize {
         self.findings.iter().filter(|f| f.severity == s).count()
     }
@@ -234,6 +248,9 @@ fn verdict(r: &PreflightReport) -> String {
         r.count(Severity::Risk),
         r.count(Severity::Info),
     );
+    if r.checked_nothing() {
+        return "NOTHING CHECKED  only the launch flags were read (see NOT CHECKED)".to_string();
+    }
     let word = if b > 0 {
         "WILL FAIL"
     } else if k > 0 {
@@ -321,7 +338,7 @@ fn text(r: &PreflightReport, color: bool, width: usize, w: &mut dyn Write) -> io
     let v = verdict(r);
     let v = if r.has_blocker() {
         paint("1;31", &v)
-    } else if r.count(Severity::Risk) > 0 {
+    } else if r.count(Severity::Risk) > 0 || r.checked_nothing() {
         paint("1;33", &v)
     } else {
         paint("1;32", &v)

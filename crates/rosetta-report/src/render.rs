@@ -510,6 +510,19 @@ fn text(r: &Report, style: Style, width: usize, w: &mut dyn Write) -> io::Result
                     o.para("         ", 9, 9, &ends_during_words(e), &|s| p.plain(s))?;
                 }
             }
+            Some("not-in-log") => {
+                let head = p.warn(&p.head("NOT IN LOG"));
+                o.para(
+                    &format!("{head}  "),
+                    12,
+                    12,
+                    &format!(
+                        "the run failed (see above), but its {} show no error line",
+                        count(lines, "line")
+                    ),
+                    &|s| p.plain(s),
+                )?;
+            }
             Some("unfinished") => {
                 let head = p.warn(&p.head("UNFINISHED"));
                 let e = nf.and_then(|n| n.ends_during.as_ref());

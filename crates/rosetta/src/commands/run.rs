@@ -277,6 +277,11 @@ pub fn run(args: RunArgs) -> Code {
     }
     if attempt.outcome.failed() {
         let mut shown = report;
+        // The attempt failed (a probe, a stall, an exit code) where its log shows no
+        // error: the report must not read "OK".
+        if let Some(nf) = shown.no_failure.as_mut().filter(|n| n.reason == "clean") {
+            nf.reason = "not-in-log".into();
+        }
         let force = in_force(&rulings, &attempt);
         annotate(&mut shown, &force);
         writeln!(w)?;

@@ -92,6 +92,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.send_json(404, {"error": {"message": "not found"}})
         with lock:
             served["n"] += 1
+        if args.mode == "no-stream":
+            # Answers the whole completion at once, not as a stream: no token arrives on
+            # a stream, yet the log shows no error.
+            return self.send_json(200, {"object": "chat.completion", "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": "Hello"}, "finish_reason": "stop"}]})
         log(f"Prefill batch, #new-seq: 1, #new-token: 9, #cached-token: 0, token usage: 0.00, #running-req: 0, #queue-req: 0, cuda graph: False")
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -153,7 +158,7 @@ def main():
     print("INFO:     Waiting for application startup.", flush=True)
     print("INFO:     Application startup complete.", flush=True)
     print(f"INFO:     Uvicorn running on http://{args.host}:{port} (Press CTRL+C to quit)", flush=True)
-    signal.signal(signal.SIGTERM, lambda *_: os._exit(0)) if args.mode == "ok" else None
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(0)) if args.mode in ("ok", "no-stream") else None
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     log("The server is fired up and ready to roll!", tp=False)
     while True:

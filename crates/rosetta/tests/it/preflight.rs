@@ -455,3 +455,48 @@ fn backends_are_judged_by_the_installed_libraries_from_an_env_report() {
         "{text}"
     );
 }
+
+#[test]
+fn nothing_known_but_the_flags_is_not_ok() {
+    // No model on disk, no --gpu, no env report: only the flags can be read.
+    let d = tempfile::tempdir().unwrap();
+    let cmd = [
+        "vllm",
+        "serve",
+        "no-such-org/no-such-model",
+        "--tensor-parallel-size",
+        "2",
+    ];
+    let (_, v, _) = preflight(d.path(), &[], &cmd);
+    let f = &v["facts"];
+    let knows_something = !f["gpu"].is_null()
+        || !f["transformers"].is_null()
+        || !f["engine_version"].is_null()
+        || !v["memory"].is_null();
+    let mut args = vec!["preflight", "--color", "never", "--"];
+    args.extend_from_slice(&cmd);
+    let text = stdout(&rosetta(&args, d.path(), &[]));
+    if knows_something {
+        // This machine has a GPU or the packages installed: then something was checked.
+        assert!(!text.contains("NOTHING CHECKED"), "{text}");
+    } else {
+        assert!(text.starts_with("PREFLIGHT NOTHING CHECKED"), "{text}");
+        assert!(!text.contains("PREFLIGHT OK"), "{text}");
+        assert!(text.contains("NOT CHECKED"), "{text}");
+    }
+    // With a GPU named and a model config, the same launch is checked and can be OK.
+    let m = model(d.path(), "llama", LLAMA8B);
+    let mut args = vec![
+        "preflight",
+        "--color",
+        "never",
+        "--gpu",
+        "H100",
+        "--transformers",
+        "4.57.1",
+        "--",
+    ];
+    args.extend_from_slice(&["vllm", "serve", &m, "--tensor-parallel-size", "2"]);
+    let text = stdout(&rosetta(&args, d.path(), &[]));
+    assert!(!text.contains("NOTHING CHECKED"), "{text}");
+}

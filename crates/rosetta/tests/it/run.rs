@@ -400,3 +400,18 @@ fn import_records_old_logs_as_attempts() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("/nonexistent.log"));
 }
+
+#[test]
+fn a_failed_probe_over_a_clean_log_does_not_read_ok() {
+    let lab = Lab::new();
+    let o = lab.run(
+        &["--probe", "--no-status", "--stop-when-ready"],
+        &[],
+        "no-stream",
+    );
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(4), "{out}\n{}", stderr(&o));
+    assert!(out.contains("probe-failed"), "{out}");
+    assert!(!out.contains("OK  no failure found"), "{out}");
+    assert!(out.contains("NOT IN LOG"), "{out}");
+}
