@@ -1024,47 +1024,67 @@ fn choose_failure(
 
     // Runs: a relaunch (a start milestone) or a long pause between two root incidents.
     // Each run remembers where it starts: the relaunch line, else its first incident.
-    let mut runs: Vec<(Vec<usize>, u64, bool)> = Vec::new();
-    for &i in &roots {
-        let x = &f.incidents[i];
-        let split = match runs.last().and_then(|r| r.0.last()) {
-            None => Some((1, false)),
-            Some(&p) => {
-                let prev = &f.incidents[p];
-                let relaunch = if prev.source == x.source {
-                    f.milestones
-                        .iter()
-                        .find(|m| {
-                            m.source == x.source
-                                && m.phase == Phase::Startup
-                                && m.line > prev.end_line
-                                && m.line < x.line
-                        })
-                        .map(|m| m.line)
-                } else {
-                    None
-                };
-                // A long pause means a new attempt, unless the later error is the kind
-                // that comes from waiting on a failed peer (timeouts, aborts of a group).
-                let waiting = matches!(x.class, FailureClass::CommError | FailureClass::Hang);
-                // A pause between two inputs is two processes, not a restart.
-                let pause = !waiting
-                    && prev.source == x.source
-                    && matches!((prev.time, x.time), (Some(a), Some(b)) if b - a > 300.0);
-                match relaunch {
-                    Some(l) => Some((l, true)),
-                    None if pause => Some((prev.end_line + 1, false)),
-                    None => None,
+    let split_runs = |roots: &[usize]| -> Vec<(Vec<usize>, u64, bool)> {
+        let mut runs: Vec<(Vec<usize>, u64, bool)> = Vec::new();
+        for &i in roots {
+            let x = &f.incidents[i];
+            let split = match runs.last().and_then(|r| r.0.last()) {
+                None => Some((1, false)),
+                Some(&p) => {
+                    let prev = &f.incidents[p];
+                    let relaunch = if prev.source == x.source {
+                        f.milestones
+                            .iter()
+                            .find(|m| {
+                                m.source == x.source
+                                    && m.phase == Phase::Startup
+                                    && m.line > prev.end_line
+                                    && m.line < x.line
+                            })
+                            .map(|m| m.line)
+                    } else {
+                        None
+                    };
+                    // A long pause means a new attempt, unless the later error is the kind
+                    // that comes from waiting on a failed peer (timeouts, aborts of a group).
+                    let waiting = matches!(x.class, FailureClass::CommError | FailureClass::Hang);
+                    // A pause between two inputs is two processes, not a restart.
+                    let pause = !waiting
+                        && prev.source == x.source
+                        && matches!((prev.time, x.time), (Some(a), Some(b)) if b - a > 300.0);
+                    match relaunch {
+                        Some(l) => Some((l, true)),
+                        None if pause => Some((prev.end_line + 1, false)),
+                        None => None,
+                    }
+                }
+            };
+            match split {
+                Some((start, relaunch)) => runs.push((vec![i], start, relaunch)),
+                None => {
+                    if let Some(r) = runs.last_mut() {
+                        r.0.push(i);
+                    }
                 }
             }
-        };
-        match split {
-            Some((start, relaunch)) => runs.push((vec![i], start, relaunch)),
-            None => {
-                if let Some(r) = runs.last_mut() {
-                    r.0.push(i);
-                }
-            }
+        }
+        runs
+    };
+    let mut runs = split_runs(&roots);
+    // The members of the last run over every input: ranks that failed alike in other
+    // files (one log per node) are ranks of this failure.
+    let members_all: Option<Vec<usize>> = runs.last().map(|r| r.0.clone());
+    // Several inputs: the runs that matter are those of the input holding the chosen
+    // failure; another input's failures are its own (`other_inputs`), never an
+    // earlier run of this one.
+    if let Some(source) = runs.last().map(|r| f.incidents[r.0[0]].source) {
+        if roots.iter().any(|&i| f.incidents[i].source != source) {
+            let own: Vec<usize> = roots
+                .iter()
+                .copied()
+                .filter(|&i| f.incidents[i].source == source)
+                .collect();
+            runs = split_runs(&own);
         }
     }
     // Line ranges of the earlier runs, which evidence for the last one must avoid.
@@ -1119,9 +1139,9 @@ fn choose_failure(
         }
     };
     let inc = &f.incidents[chosen];
-    let run_members: Vec<usize> = runs
-        .last()
-        .map(|r| r.0.clone())
+    let run_members: Vec<usize> = members_all
+        .filter(|m| m.contains(&chosen))
+        .or_else(|| runs.last().map(|r| r.0.clone()))
         .unwrap_or_else(|| vec![chosen]);
     let (mut phase, mut phase_reason) = phase_of(voc, f, inc);
     // A failed import logged as a warning, then a Python error: frameworks catch the

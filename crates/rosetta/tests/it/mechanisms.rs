@@ -423,3 +423,39 @@ fn a_log_that_stops_inside_start_up_is_unfinished_not_ok() {
     ));
     assert_eq!(v["no_failure"]["reason"], "clean", "{v}");
 }
+
+#[test]
+fn another_inputs_failure_is_never_an_earlier_run_of_this_one() {
+    // The second log's failure has no year in its time, so the inputs sort by file: put
+    // it first. The example's own earlier run (gpu-oom at line 73) must stay its own.
+    let dir = tempfile::tempdir().unwrap();
+    let other = write(
+        dir.path(),
+        "vllm.log",
+        "INFO 03-01 10:00:00 api_server.py:1] vLLM API server version 0.9.1\n\
+         NCCL WARN socketStartConnect: Connect to 10.1.2.8<45678> failed : Software caused connection abort\n\
+         torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error\n",
+    );
+    let glm = write(dir.path(), "glm5.log", &example());
+    for order in [[&other, &glm], [&glm, &other]] {
+        let v = json(&run(&["diagnose", "--format", "json", order[0], order[1]]));
+        let earlier: Vec<(String, String, u64)> = v["timeline"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["label"].as_str().unwrap().starts_with("earlier run"))
+            .map(|e| {
+                (
+                    e["label"].as_str().unwrap().to_string(),
+                    e["file"].as_str().unwrap_or_default().to_string(),
+                    e["line"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(earlier.len(), 1, "{earlier:?}");
+        assert_eq!(earlier[0].0, "earlier run: gpu-oom", "{earlier:?}");
+        assert!(earlier[0].1.ends_with("glm5.log"), "{earlier:?}");
+        assert_eq!(earlier[0].2, 73, "{earlier:?}");
+        assert_eq!(v["failure"]["class"], "device-side-assert");
+    }
+}
