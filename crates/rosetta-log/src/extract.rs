@@ -302,7 +302,11 @@ pub fn extract(records: &[Record], gpu_names: &[&str]) -> Extracted {
         if msg.contains("--") && (pat.command.is_match(msg) || msg.trim_start().starts_with("--")) {
             for c in pat.flag.captures_iter(msg) {
                 let key = canonical_key(&c[1]);
-                let value = c.get(2).map_or("true".to_string(), |m| unquote(m.as_str()));
+                // A bare flag before a shell line continuation (`--enforce-eager \`) is on.
+                let value = c
+                    .get(2)
+                    .filter(|m| m.as_str() != "\\")
+                    .map_or("true".to_string(), |m| unquote(m.as_str()));
                 x.args.entry(key).or_insert(Located {
                     value,
                     source: src,
@@ -644,6 +648,9 @@ mod tests {
             let x = ex(line);
             assert_eq!(x.args["num_device_layers"].value, "13", "{line}");
         }
+        // A bare flag at the end of a continued line is on.
+        let x = ex("vllm serve m \\\n  --enforce-eager \\\n  --port 8000\n");
+        assert_eq!(x.args["enforce_eager"].value, "true");
         // Flags in prose are not a command line.
         let x = ex("we tried with and without --num-device-layers 13 here\n");
         assert!(!x.args.contains_key("num_device_layers"));
