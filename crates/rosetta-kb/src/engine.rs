@@ -405,6 +405,12 @@ impl<'a> Context<'a> {
                 !(self.arg_true("disable_cuda_graph") || self.arg_true("enforce_eager")),
                 vec![],
             ),
+            "exception" => (
+                log.failure_incident()
+                    .is_some_and(|i| i.exception.is_some())
+                    || f.is_some_and(|f| f.exception.is_some()),
+                vec![],
+            ),
             "traceback" => (
                 log.failure_incident().is_some_and(|i| !i.frames.is_empty()),
                 vec![],

@@ -160,6 +160,7 @@ pub const FAILURE_FACTS: &[&str] = &[
     "asynchronous",
     "position-overflow",
     "traceback",
+    "exception",
     "serving",
     "ready-before-failure",
     "cascade-ranks",
@@ -183,6 +184,10 @@ pub const FACTS: &[(&str, &str)] = &[
         "CUDA graphs are on (not disabled, not eager)",
     ),
     ("traceback", "the failure has a Python traceback"),
+    (
+        "exception",
+        "the failure names an exception type (`ValueError: ...`), not a bare error line",
+    ),
     (
         "serving",
         "the server was serving requests before the failure",
