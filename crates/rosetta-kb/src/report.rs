@@ -87,7 +87,12 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
         let file = file_of(m.source);
         match timeline.last_mut() {
             Some(last) if last.label == m.label && last.file == file => {
-                last.end_line = Some(m.line)
+                last.end_line = Some(m.line);
+                // A step's first line may carry no time (a progress bar): take the first
+                // time any of its lines gives.
+                if last.time.is_none() {
+                    last.time = m.time.clone();
+                }
             }
             _ => {
                 if timeline.len() < 64 {
