@@ -595,17 +595,22 @@ fn span(all: &[Attempt]) -> Option<(&str, &str)> {
     Some((first.started.as_str(), last.started.as_str()))
 }
 
-/// A goal for the export when the user gives none: the model, the framework and the GPUs.
+/// A goal for the export when the user gives none: the model, the framework and the GPUs,
+/// all from one launch (the latest that names a model) or launches of that same model, so
+/// that a journal holding unrelated logs never pairs one log's model with another's GPUs.
 pub fn default_goal(all: &[Attempt]) -> String {
-    let model = all
+    let model_of = |a: &Attempt| a.model.as_ref().map(|m| m.path.clone());
+    let model = all.iter().rev().find_map(model_of);
+    // Launches that may lend a missing framework or GPU: the same model, or none named.
+    let kin: Vec<&Attempt> = all
         .iter()
         .rev()
-        .find_map(|a| a.model.as_ref().map(|m| m.path.clone()));
-    let framework = all
+        .filter(|a| model.is_none() || model_of(a).is_none_or(|m| Some(&m) == model.as_ref()))
+        .collect();
+    let framework = kin
         .iter()
-        .rev()
         .find_map(|a| a.report.as_ref().and_then(|r| r.facts.framework.clone()));
-    let gpus = all.iter().rev().find_map(|a| {
+    let gpus = kin.iter().find_map(|a| {
         let g = &a.fingerprint.gpus;
         g.first()
             .map(|x| format!("{}x {}", g.len(), x.name))
@@ -620,6 +625,13 @@ pub fn default_goal(all: &[Attempt]) -> String {
                 })
             })
     });
+    let mut others: Vec<String> = all
+        .iter()
+        .filter_map(model_of)
+        .filter(|m| Some(m) != model.as_ref())
+        .collect();
+    others.sort();
+    others.dedup();
     let mut s = String::from("Serve ");
     s.push_str(
         &model
@@ -633,6 +645,14 @@ pub fn default_goal(all: &[Attempt]) -> String {
         s.push_str(&format!(" on {g}"));
     }
     s.push_str(": the server starts and answers a request.");
+    if !others.is_empty() {
+        let list: Vec<String> = others.iter().map(|m| format!("`{m}`")).collect();
+        s.push_str(&format!(
+            " The journal also holds attempts with {} {}; give the goal with --goal if it is not this one.",
+            if others.len() == 1 { "another model," } else { "other models," },
+            list.join(", ")
+        ));
+    }
     s
 }
 
@@ -859,6 +879,34 @@ mod tests {
         let goal = default_goal(&newcomer_journal());
         assert!(goal.contains("on 8x NVIDIA RTX PRO 6000"), "{goal}");
         assert!(!goal.contains("1x"), "{goal}");
+    }
+
+    #[test]
+    fn the_goal_takes_model_framework_and_gpus_from_one_launch() {
+        // A vLLM run of one model on A100s, then a log of another model on RTX PRO 6000s
+        // that names no framework: the goal must not pair the first run's framework or
+        // GPUs with the latest model.
+        let mut all = newcomer_journal();
+        let mut vllm = Report::default();
+        vllm.facts.framework = Some("vllm".into());
+        vllm.facts.gpus = vec!["NVIDIA A100".into()];
+        all[0].report = Some(vllm);
+        all[0].model = Some(crate::model::ModelRef {
+            path: "meta-llama/Llama-3.1-70B-Instruct".into(),
+            ..Default::default()
+        });
+        all[2].model = Some(crate::model::ModelRef {
+            path: "zai-org/GLM-5".into(),
+            ..Default::default()
+        });
+        let goal = default_goal(&all);
+        assert!(goal.starts_with("Serve `zai-org/GLM-5`"), "{goal}");
+        assert!(!goal.contains("vllm") && !goal.contains("A100"), "{goal}");
+        assert!(goal.contains("on 8x NVIDIA RTX PRO 6000"), "{goal}");
+        assert!(
+            goal.contains("another model, `meta-llama/Llama-3.1-70B-Instruct`"),
+            "{goal}"
+        );
     }
 
     #[test]
