@@ -80,12 +80,15 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
             timeline.push(unseen_runs(n, f.run_start, file_of(f.source)));
         }
     }
+    // The diagnosed run's own steps, apart from the earlier runs before them: however
+    // many runs a restart loop holds, the last one keeps its steps.
+    let mut steps: Vec<TimelineEntry> = Vec::new();
     for m in &log.milestones {
         if fail_at.is_some_and(|(s, l, start)| m.source == s && (m.line > l || m.line < start)) {
             continue;
         }
         let file = file_of(m.source);
-        match timeline.last_mut() {
+        match steps.last_mut() {
             Some(last) if last.label == m.label && last.file == file => {
                 last.end_line = Some(m.line);
                 // A step's first line may carry no time (a progress bar): take the first
@@ -94,22 +97,24 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
                     last.time = m.time.clone();
                 }
             }
-            _ => {
-                if timeline.len() < 64 {
-                    timeline.push(TimelineEntry {
-                        phase: m.phase,
-                        line: m.line,
-                        file,
-                        end_line: None,
-                        label: m.label.to_string(),
-                        time: m.time.clone(),
-                        failed: false,
-                        runs: None,
-                    });
-                }
-            }
+            _ => steps.push(TimelineEntry {
+                phase: m.phase,
+                line: m.line,
+                file,
+                end_line: None,
+                label: m.label.to_string(),
+                time: m.time.clone(),
+                failed: false,
+                runs: None,
+            }),
         }
     }
+    // A run of many steps (a server that served for hours) keeps its first steps and
+    // the ones that led to the failure.
+    if steps.len() > MAX_STEPS {
+        steps.drain(FIRST_STEPS..steps.len() - (MAX_STEPS - FIRST_STEPS));
+    }
+    timeline.append(&mut steps);
     if let Some(f) = &log.failure {
         let label = match f.phase {
             Phase::Unknown => f.class.to_string(),
@@ -334,6 +339,11 @@ fn ends_during(log: &LogFacts) -> Option<&rosetta_log::Milestone> {
     };
     open.then_some(last)
 }
+
+/// Steps of the diagnosed run kept in the timeline, of which the first `FIRST_STEPS`
+/// and the rest from its end.
+const MAX_STEPS: usize = 64;
+const FIRST_STEPS: usize = 16;
 
 /// A step standing for the launches a long restart loop repeated beyond what the scanner
 /// kept: counted, not read, so their outcome is not known one by one.

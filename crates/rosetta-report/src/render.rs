@@ -866,38 +866,63 @@ fn warning_ref(wn: &crate::model::Warning) -> String {
 /// kept are one step, and a long run keeps its first and last steps, so the timeline stays
 /// a few lines whatever the log holds.
 fn timeline_steps(t: &[TimelineEntry], fin: Option<(String, Phase)>) -> Vec<(String, bool)> {
+    let text = |e: &TimelineEntry| {
+        let lines = match e.end_line {
+            Some(x) if x != e.line => format!("{}-{}", e.line, x),
+            _ => e.line.to_string(),
+        };
+        format!("{}{} ({lines})", e.label, if e.failed { " ✗" } else { "" })
+    };
+    let mut steps = folded_steps(t, fin, &text);
+    // Keep the head and the end of a long timeline.
+    const KEEP_HEAD: usize = 4;
+    const KEEP_TAIL: usize = 8;
+    if steps.len() > KEEP_HEAD + KEEP_TAIL + 1 {
+        let hidden = steps.len() - KEEP_HEAD - KEEP_TAIL;
+        let tail = steps.split_off(steps.len() - KEEP_TAIL);
+        steps.truncate(KEEP_HEAD);
+        steps.push((format!("… {hidden} steps …"), false));
+        steps.extend(tail);
+    }
+    steps
+}
+
+/// The timeline's steps with earlier runs folded (every format shares the folding; `step`
+/// writes one step of the diagnosed run in the format's own way).
+fn folded_steps(
+    t: &[TimelineEntry],
+    fin: Option<(String, Phase)>,
+    step: &dyn Fn(&TimelineEntry) -> String,
+) -> Vec<(String, bool)> {
+    /// Earlier runs folded by their cycle, or launches counted but not kept.
+    enum Block {
+        Step(String, bool),
+        Runs {
+            n: u64,
+            /// What each run of the cycle ended with; one entry for a run of one failure.
+            cycle: Vec<String>,
+            same_as_final: bool,
+            lines: (u64, u64),
+            /// Launches counted, not kept, folded in: (first run offset, count).
+            unseen: Vec<(u64, u64)>,
+        },
+        Unseen(u64),
+    }
     // The last failed step is this run's failure; failed steps before the first milestone
     // of the last run are earlier runs.
     let last_failed = t.iter().rposition(|e| e.failed);
     let earlier = |i: usize| t[i].failed && Some(i) != last_failed;
-    let mut steps: Vec<(String, bool)> = Vec::new();
+    let mut blocks: Vec<Block> = Vec::new();
     let mut i = 0;
-    let mut run_no = 0u64;
     while i < t.len() {
         let e = &t[i];
         if !earlier(i) {
-            let lines = match e.end_line {
-                Some(x) if x != e.line => format!("{}-{}", e.line, x),
-                _ => e.line.to_string(),
-            };
-            if e.failed {
-                steps.push((format!("{} ✗ ({lines})", e.label), true));
-            } else {
-                steps.push((format!("{} ({lines})", e.label), false));
-            }
+            blocks.push(Block::Step(step(e), e.failed));
             i += 1;
             continue;
         }
         if let Some(n) = e.runs {
-            steps.push((
-                format!(
-                    "runs {}-{}: counted, not kept (the same launch repeated)",
-                    run_no + 1,
-                    run_no + n
-                ),
-                true,
-            ));
-            run_no += n;
+            blocks.push(Block::Unseen(n));
             i += 1;
             continue;
         }
@@ -918,48 +943,112 @@ fn timeline_steps(t: &[TimelineEntry], fin: Option<(String, Phase)>) -> Vec<(Str
             .filter(|&(p, k)| p == 1 || k >= 2)
             .max_by_key(|&(p, k)| (p * k, std::cmp::Reverse(p)))
             .unwrap_or((1, 1));
-        let n = (period * reps) as u64;
         let last = i + period * reps - 1;
-        let lines = if n > 1 {
-            format!("lines {}-{}", e.line, t[last].line)
-        } else {
-            format!("line {}", e.line)
-        };
-        let runs = if n > 1 {
-            format!("runs {}-{}", run_no + 1, run_no + n)
-        } else {
-            format!("run {}", run_no + 1)
-        };
-        let label = if period == 1 {
-            let (what, same_as_final) = earlier_what(&fin, e);
-            let times = if n > 1 {
-                format!(", ×{n}")
-            } else {
-                " ✗".to_string()
-            };
-            match same_as_final {
-                true => format!("{runs}: the same failure, {what}{times} ({lines})"),
-                false => format!("{runs}: {what}{times} ({lines})"),
-            }
-        } else {
-            let cycle: Vec<String> = (0..period)
-                .map(|x| earlier_what(&fin, &t[i + x]).0)
-                .collect();
-            format!("{runs}: {}, ×{reps} ({lines})", cycle.join(", then "))
-        };
-        steps.push((label, true));
-        run_no += n;
+        let cycle: Vec<(String, bool)> =
+            (0..period).map(|x| earlier_what(&fin, &t[i + x])).collect();
+        blocks.push(Block::Runs {
+            n: (period * reps) as u64,
+            same_as_final: period == 1 && cycle[0].1,
+            cycle: cycle.into_iter().map(|c| c.0).collect(),
+            lines: (e.line, t[last].line),
+            unseen: Vec::new(),
+        });
         i = last + 1;
     }
-    // Keep the head and the end of a long timeline.
-    const KEEP_HEAD: usize = 4;
-    const KEEP_TAIL: usize = 8;
-    if steps.len() > KEEP_HEAD + KEEP_TAIL + 1 {
-        let hidden = steps.len() - KEEP_HEAD - KEEP_TAIL;
-        let tail = steps.split_off(steps.len() - KEEP_TAIL);
-        steps.truncate(KEEP_HEAD);
-        steps.push((format!("… {hidden} steps …"), false));
-        steps.extend(tail);
+    // Launches counted but not kept between runs of one and the same failure are that
+    // failure repeated (the scanner only stops keeping lines it has seen many times):
+    // they fold into the runs around them.
+    let mut merged: Vec<Block> = Vec::new();
+    for b in blocks {
+        let fold = match (&b, merged.as_slice()) {
+            (Block::Runs { cycle, .. }, [.., Block::Runs { cycle: c0, .. }, Block::Unseen(_)]) => {
+                cycle.len() == 1 && c0 == cycle
+            }
+            _ => false,
+        };
+        if !fold {
+            merged.push(b);
+            continue;
+        }
+        let Some(Block::Unseen(u)) = merged.pop() else {
+            unreachable!("checked above")
+        };
+        if let (
+            Some(Block::Runs {
+                n, lines, unseen, ..
+            }),
+            Block::Runs {
+                n: n2,
+                lines: l2,
+                unseen: u2,
+                ..
+            },
+        ) = (merged.last_mut(), b)
+        {
+            unseen.push((*n, u));
+            unseen.extend(u2.into_iter().map(|(at, k)| (*n + u + at, k)));
+            *n += u + n2;
+            lines.1 = l2.1;
+        }
+    }
+    let mut steps: Vec<(String, bool)> = Vec::new();
+    let mut run_no = 0u64;
+    for b in merged {
+        match b {
+            Block::Step(s, failed) => steps.push((s, failed)),
+            Block::Unseen(n) => {
+                steps.push((
+                    format!(
+                        "runs {}-{}: counted, not kept (the same launch repeated)",
+                        run_no + 1,
+                        run_no + n
+                    ),
+                    true,
+                ));
+                run_no += n;
+            }
+            Block::Runs {
+                n,
+                cycle,
+                same_as_final,
+                lines,
+                unseen,
+            } => {
+                let mut where_ = if n > 1 {
+                    format!("lines {}-{}", lines.0, lines.1)
+                } else {
+                    format!("line {}", lines.0)
+                };
+                for (at, k) in &unseen {
+                    where_.push_str(&format!(
+                        "; runs {}-{} counted, not read",
+                        run_no + at + 1,
+                        run_no + at + k
+                    ));
+                }
+                let runs = if n > 1 {
+                    format!("runs {}-{}", run_no + 1, run_no + n)
+                } else {
+                    format!("run {}", run_no + 1)
+                };
+                let label = if cycle.len() == 1 {
+                    let times = if n > 1 {
+                        format!(", ×{n}")
+                    } else {
+                        " ✗".to_string()
+                    };
+                    match same_as_final {
+                        true => format!("{runs}: the same failure, {}{times} ({where_})", cycle[0]),
+                        false => format!("{runs}: {}{times} ({where_})", cycle[0]),
+                    }
+                } else {
+                    let reps = n / cycle.len() as u64;
+                    format!("{runs}: {}, ×{reps} ({where_})", cycle.join(", then "))
+                };
+                steps.push((label, true));
+                run_no += n;
+            }
+        }
     }
     steps
 }
@@ -1315,16 +1404,17 @@ fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
     }
     for (file, entries) in timeline_groups(r) {
         writeln!(w)?;
-        let steps: Vec<String> = entries
-            .iter()
-            .map(|t| {
-                format!(
-                    "{}{} (line {})",
-                    t.label,
-                    if t.failed { " ✗" } else { "" },
-                    t.line
-                )
-            })
+        let step = |t: &TimelineEntry| {
+            format!(
+                "{}{} (line {})",
+                t.label,
+                if t.failed { " ✗" } else { "" },
+                t.line
+            )
+        };
+        let steps: Vec<String> = folded_steps(&entries, final_of(r, file.as_deref()), &step)
+            .into_iter()
+            .map(|(s, _)| s)
             .collect();
         match file {
             Some(f) => writeln!(w, "**Timeline of `{f}`:** {}", steps.join(" → "))?,
@@ -1512,18 +1602,26 @@ fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
     }
     if !r.timeline.is_empty() {
         writeln!(w, "<h2>Timeline</h2><ol>")?;
-        for t in &r.timeline {
-            writeln!(
-                w,
-                "<li{}>{} — {}{}</li>",
-                if t.failed { " class=\"fail\"" } else { "" },
-                esc(&t.label),
-                esc(&line_ref(Some(t.line), &t.file)),
+        let step = |t: &TimelineEntry| {
+            format!(
+                "{} — {}{}",
+                t.label,
+                line_ref(Some(t.line), &t.file),
                 t.time
                     .as_ref()
-                    .map(|x| format!(" ({})", esc(x)))
+                    .map(|x| format!(" ({x})"))
                     .unwrap_or_default()
-            )?;
+            )
+        };
+        for (file, entries) in timeline_groups(r) {
+            for (text, failed) in folded_steps(&entries, final_of(r, file.as_deref()), &step) {
+                writeln!(
+                    w,
+                    "<li{}>{}</li>",
+                    if failed { " class=\"fail\"" } else { "" },
+                    esc(&text)
+                )?;
+            }
         }
         writeln!(w, "</ol>")?;
     }
@@ -1908,6 +2006,49 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("decode: device-side-assert ✗"), "{t}");
+        assert!(t.lines().count() <= 4, "{t}");
+    }
+
+    #[test]
+    fn launches_not_kept_between_runs_of_one_failure_fold_into_them() {
+        use crate::model::TimelineEntry;
+        use rosetta_schema::Phase;
+        // 250 launches of one failure; the scanner kept the first 48 and the last 143.
+        let mut r = restart_loop(0);
+        let tail = r.timeline.split_off(0);
+        let step = |line, label: &str, runs| TimelineEntry {
+            phase: Phase::Unknown,
+            line,
+            file: None,
+            end_line: None,
+            label: label.into(),
+            time: None,
+            failed: true,
+            runs,
+        };
+        for k in 0..191u64 {
+            if k == 48 {
+                r.timeline
+                    .push(step(10 + k * 150, "earlier runs not kept: 58", Some(58)));
+            }
+            r.timeline
+                .push(step(10 + k * 150, "earlier run: device-side-assert", None));
+        }
+        r.timeline.extend(tail);
+        let out = text_of(&r, false, 100);
+        let t = out
+            .lines()
+            .skip_while(|l| !l.starts_with("TIMELINE"))
+            .take_while(|l| !l.is_empty() && !l.starts_with("read "))
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            t.contains("runs 1-249: the same failure, device-side-assert, ×249"),
+            "{t}"
+        );
+        let flat = t.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains("runs 49-106 counted, not read"), "{t}");
+        assert!(!t.contains("runs 107-"), "{t}");
         assert!(t.lines().count() <= 4, "{t}");
     }
 

@@ -126,6 +126,72 @@ fn a_restart_loop_diagnoses_the_last_run_in_full() {
 }
 
 #[test]
+fn a_long_restart_loop_keeps_the_last_runs_steps_and_a_short_timeline() {
+    // 120 launches: the earlier runs must not take the room of the last run's steps.
+    let launch = second_run();
+    let mut log: String = example()
+        .lines()
+        .take(4)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    for k in 0..120 {
+        for l in &launch {
+            log.push_str(&shift(l, k * 300));
+            log.push('\n');
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "loop.log", &log);
+    let v = json(&run(&["diagnose", "--format", "json", &p]));
+    let last_start = 4 + 119 * launch.len() as u64;
+    let steps: Vec<String> = v["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["line"].as_u64().unwrap() > last_start)
+        .map(|e| e["label"].as_str().unwrap().to_string())
+        .collect();
+    for want in [
+        "weight load",
+        "CUDA graph capture",
+        "ready",
+        "decode: device-side-assert",
+    ] {
+        assert!(steps.iter().any(|s| s == want), "{want} in {steps:?}");
+    }
+    assert!(
+        v["notes"].to_string().contains("120 runs"),
+        "{}",
+        v["notes"]
+    );
+    let out = run(&["diagnose", &p]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let timeline: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("TIMELINE"))
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert!(
+        timeline[0].contains("runs 1-119: the same failure"),
+        "{timeline:?}"
+    );
+    assert!(timeline.len() <= 8, "{timeline:?}");
+    // Every format folds the earlier runs the same way.
+    let md = run(&["diagnose", "--format", "markdown", &p]);
+    let md = String::from_utf8_lossy(&md.stdout);
+    let line = md.lines().find(|l| l.starts_with("**Timeline")).unwrap();
+    assert!(
+        line.starts_with("**Timeline:** runs 1-119: the same failure"),
+        "{line}"
+    );
+    assert!(line.len() < 1500, "{line}");
+    let html = run(&["diagnose", "--format", "html", &p]);
+    let html = String::from_utf8_lossy(&html.stdout);
+    assert!(html.contains("runs 1-119: the same failure"));
+    assert!(html.matches("<li").count() < 40, "{html}");
+}
+
+#[test]
 fn byte_identical_copies_are_runs_too() {
     let launch = second_run().join("\n") + "\n";
     let log = launch.repeat(300);
