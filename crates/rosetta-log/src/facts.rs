@@ -499,10 +499,7 @@ fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback]) -> Vec<Inc
         inc.frames = tb.frames.clone();
         inc.exception = tb.exception.clone();
         if let Some(ex) = &tb.exception {
-            inc.message = format!("{}: {}", ex.type_name, ex.message)
-                .chars()
-                .take(600)
-                .collect();
+            inc.message = quote(&format!("{}: {}", ex.type_name, ex.message));
             if inc.strength == 0 {
                 inc.class = FailureClass::PythonError;
                 inc.strength = 10;
@@ -768,7 +765,7 @@ fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback]) -> Vec<Inc
             inc.strength = GENERIC_STRENGTH;
             inc.role = Role::Root;
             inc.signals.push("error-line");
-            inc.message = r.message().trim().chars().take(600).collect();
+            inc.message = quote(r.message());
             inc.end_line = last_line;
             inc.rank = r.prefix.effective_rank();
             if let Some((t, tt)) = time_at(r.source, r.line) {
@@ -939,7 +936,7 @@ fn classify(
         inc.class = sig.signals[s].class;
         inc.strength = strength;
         inc.role = role;
-        inc.message = texts[ti].trim().chars().take(600).collect();
+        inc.message = quote(&texts[ti]);
         inc.key_line = key_line
             + if texts.len() > 1 && key_line == line {
                 ti as u64
@@ -1226,10 +1223,7 @@ fn choose_failure(
         time: surfaced
             .and_then(|x| x.time_text.clone())
             .or_else(|| inc.time_text.clone()),
-        message: import_warning.map_or_else(
-            || inc.message.clone(),
-            |r| r.message().trim().chars().take(600).collect(),
-        ),
+        message: import_warning.map_or_else(|| inc.message.clone(), |r| quote(r.message())),
         exception: inc
             .exception
             .as_ref()
@@ -1927,7 +1921,7 @@ fn wrong_output_lines(voc: &Vocabulary, f: &LogFacts) -> Option<Failure> {
             "output problems show while generating",
             *source,
             *line,
-            text.trim().chars().take(600).collect(),
+            quote(text),
             "wrong-output",
         ));
     };
@@ -1937,7 +1931,7 @@ fn wrong_output_lines(voc: &Vocabulary, f: &LogFacts) -> Option<Failure> {
         "output problems show while generating",
         rec.source,
         rec.line,
-        rec.message().trim().chars().take(600).collect(),
+        quote(rec.message()),
         "wrong-output",
     );
     fl.rank = rec.prefix.effective_rank();
@@ -2069,5 +2063,113 @@ mod tests {
             v,
             &rec("INFO 12-01 10:00:00 llm_engine.py:1] error handling is on")
         ));
+    }
+}
+
+/// Longest message quoted from a line.
+const QUOTE_MAX: usize = 600;
+
+/// A line's text as a failure quotes it: whole when short; when long (a request's
+/// payload, a megabyte of tensor dump), its head and the error's own words, which may
+/// sit at the line's end or in its middle.
+pub(crate) fn quote(text: &str) -> String {
+    let t = text.trim();
+    let n = t.chars().count();
+    if n <= QUOTE_MAX {
+        return t.to_string();
+    }
+    const HEAD: usize = 150;
+    let rest = QUOTE_MAX - HEAD - 3;
+    // Where the error's words begin: the first error word after the head.
+    let head_end = t.char_indices().nth(HEAD).map_or(t.len(), |(b, _)| b);
+    let words = [
+        "Error",
+        "error",
+        "Exception",
+        "exception",
+        "Assert",
+        "assert",
+        "FAILED",
+        "failed",
+        "fault",
+    ];
+    let at = words
+        .iter()
+        .filter_map(|w| t[head_end..].find(w).map(|b| b + head_end))
+        .min();
+    let from = match at {
+        // A few words before it (`RuntimeError: CUDA error` starts at `RuntimeError`).
+        Some(b) => {
+            let back = t[..b]
+                .char_indices()
+                .rev()
+                .nth(40)
+                .map_or(head_end, |(i, _)| i.max(head_end));
+            let from = t[back..b].find(' ').map_or(back, |sp| back + sp + 1);
+            // The window must not run past the end: then the end is kept whole.
+            let tail_start = t
+                .char_indices()
+                .rev()
+                .nth(rest - 1)
+                .map_or(head_end, |(i, _)| i);
+            from.min(tail_start).max(head_end)
+        }
+        None => t
+            .char_indices()
+            .rev()
+            .nth(rest - 1)
+            .map_or(head_end, |(i, _)| i),
+    };
+    let window: String = t[from..].chars().take(rest).collect();
+    format!("{} … {}", &t[..head_end], window)
+}
+
+#[cfg(test)]
+mod quote_tests {
+    use super::quote;
+
+    #[test]
+    fn a_short_line_is_quoted_whole() {
+        assert_eq!(quote("  RuntimeError: boom "), "RuntimeError: boom");
+    }
+
+    #[test]
+    fn a_long_line_keeps_its_head_and_the_error_at_its_end() {
+        let line = format!(
+            "request payload: {} RuntimeError: CUDA error: an illegal memory access was encountered",
+            "x".repeat(5_000_000)
+        );
+        let q = quote(&line);
+        assert!(q.chars().count() <= 600, "{}", q.len());
+        assert!(q.starts_with("request payload: xxx"), "{q}");
+        assert!(
+            q.ends_with("RuntimeError: CUDA error: an illegal memory access was encountered"),
+            "{q}"
+        );
+    }
+
+    #[test]
+    fn a_long_line_keeps_the_error_in_its_middle() {
+        let line = format!(
+            "{} ValueError: prompt too long for the context {}",
+            "a".repeat(300),
+            "y".repeat(100_000)
+        );
+        let q = quote(&line);
+        assert!(q.chars().count() <= 600);
+        assert!(
+            q.contains("ValueError: prompt too long for the context"),
+            "{q}"
+        );
+    }
+
+    #[test]
+    fn a_long_line_without_error_words_keeps_its_end() {
+        let line = format!("{}END", "z ".repeat(10_000));
+        let q = quote(&line);
+        assert!(q.ends_with("END") && q.contains(" … "), "{q}");
+        // Multi-byte text is cut on character boundaries.
+        let wide = "é".repeat(5000) + " Error: é";
+        assert!(quote(&wide).ends_with("Error: é"));
     }
 }

@@ -525,3 +525,31 @@ fn another_inputs_failure_is_never_an_earlier_run_of_this_one() {
         assert_eq!(v["failure"]["class"], "device-side-assert");
     }
 }
+
+#[test]
+fn a_five_megabyte_line_quotes_its_error() {
+    // A request's payload printed on the line that also carries the error: the quote
+    // keeps the line's head and the error's words, in the JSON and on screen.
+    let log = format!(
+        "[2026-02-24 10:00:00] server_args=ServerArgs(model_path='m')\n[2026-02-24 10:05:00] request payload: {} RuntimeError: CUDA error: an illegal memory access was encountered\n",
+        "x".repeat(5_000_000)
+    );
+    let v = json(&run_stdin(
+        &["diagnose", "--format", "json"],
+        log.as_bytes(),
+    ));
+    let m = v["failure"]["message"].as_str().unwrap();
+    assert!(m.chars().count() <= 600, "{}", m.len());
+    assert!(m.starts_with("request payload: x"), "{m}");
+    assert!(
+        m.ends_with("an illegal memory access was encountered"),
+        "{m}"
+    );
+    let out = run_stdin(&["diagnose"], log.as_bytes());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let failure: String = text.lines().take(6).collect::<Vec<_>>().join(" ");
+    assert!(
+        failure.contains("illegal memory access was encountered"),
+        "{failure}"
+    );
+}
