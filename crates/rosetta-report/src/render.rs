@@ -182,6 +182,13 @@ fn shorten_middle(s: &str, n: usize) -> String {
 /// inside a line are kept (`cmd  (one restart)`); a word longer than a line gets a line of
 /// its own, whole.
 fn wrap(text: &str, first: usize, rest: usize) -> Vec<String> {
+    wrap_with(text, first, rest, false)
+}
+
+/// `wrap`, with words longer than a line (a long path in quoted log text) split after a
+/// separator near the line's end (`/`, `_`, `.`, …), or at the width when none is near,
+/// when `split_long`; kept whole otherwise (a command the user types).
+fn wrap_with(text: &str, first: usize, rest: usize, split_long: bool) -> Vec<String> {
     let (first, rest) = (first.max(12), rest.max(12));
     let mut lines: Vec<String> = Vec::new();
     let mut cur = String::new();
@@ -226,8 +233,17 @@ fn wrap(text: &str, first: usize, rest: usize) -> Vec<String> {
             avail = rest;
         }
         // A word longer than a line (a path, a code expression) stays whole on its own
-        // line: split, it could no longer be copied.
-        if cols(&word) > avail {
+        // line where it must be copied; quoted text splits it.
+        if cols(&word) > avail && split_long {
+            let mut w = word.as_str();
+            while cols(w) > avail {
+                let (head, tail) = split_word(w, avail);
+                lines.push(head.to_string());
+                avail = rest;
+                w = tail;
+            }
+            cur = w.to_string();
+        } else if cols(&word) > avail {
             lines.push(word);
             avail = rest;
         } else {
@@ -238,6 +254,30 @@ fn wrap(text: &str, first: usize, rest: usize) -> Vec<String> {
         lines.push(cur);
     }
     lines
+}
+
+/// Splits a word longer than `avail` columns: after the last separator in the line's
+/// last third, else at `avail` columns.
+fn split_word(w: &str, avail: usize) -> (&str, &str) {
+    let ends: Vec<usize> = w
+        .char_indices()
+        .map(|(b, c)| b + c.len_utf8())
+        .take(avail.max(1))
+        .collect();
+    let hard = *ends.last().unwrap_or(&w.len());
+    let soft = w
+        .char_indices()
+        .take(avail.max(1))
+        .filter(|(_, c)| {
+            matches!(
+                c,
+                '/' | '\\' | '_' | '.' | '-' | ',' | ':' | ';' | '=' | '&' | '?'
+            )
+        })
+        .map(|(b, c)| b + c.len_utf8())
+        .filter(|&e| e * 3 >= hard * 2 && e < w.len())
+        .last();
+    w.split_at(soft.unwrap_or(hard))
 }
 
 /// A paragraph laid out as `diagnose` lays out its own: `lead` (taking `lead_w` columns)
@@ -329,9 +369,33 @@ impl Out<'_> {
         text: &str,
         paint: &dyn Fn(&str) -> String,
     ) -> io::Result<()> {
+        self.para_with(lead, lead_w, indent, text, paint, true)
+    }
+
+    /// `para` for a command the user types: a word longer than a line stays whole.
+    fn para_whole(
+        &mut self,
+        lead: &str,
+        lead_w: usize,
+        indent: usize,
+        text: &str,
+        paint: &dyn Fn(&str) -> String,
+    ) -> io::Result<()> {
+        self.para_with(lead, lead_w, indent, text, paint, false)
+    }
+
+    fn para_with(
+        &mut self,
+        lead: &str,
+        lead_w: usize,
+        indent: usize,
+        text: &str,
+        paint: &dyn Fn(&str) -> String,
+        split_long: bool,
+    ) -> io::Result<()> {
         let first = self.width.saturating_sub(lead_w);
         let rest = self.width.saturating_sub(indent);
-        for (i, l) in wrap(text, first, rest).iter().enumerate() {
+        for (i, l) in wrap_with(text, first, rest, split_long).iter().enumerate() {
             if i == 0 {
                 writeln!(self.w, "{lead}{}", paint(l))?;
             } else {
@@ -589,7 +653,7 @@ fn text(r: &Report, style: Style, width: usize, w: &mut dyn Write) -> io::Result
                 "asynchronous: reported at a later API call, not where the kernel failed".into()
             }
         };
-        o.para(ind, 9, 11, &t, &|s| p.dim(s))?;
+        o.para_whole(ind, 9, 11, &t, &|s| p.dim(s))?;
     }
     if !f.phase_reason.is_empty() {
         o.para(ind, 9, 11, &phase_words(f), &|s| p.dim(s))?;
@@ -813,7 +877,7 @@ fn hypothesis_text(
     for (k, x) in experiments_shown(hyps, i, 3).iter().enumerate() {
         let lead = label(if k == 0 { "try" } else { "" });
         // What the user types: wrapped, never cut.
-        o.para(&lead, LABEL_COL, LABEL_COL + 2, x, &|s| p.plain(s))?;
+        o.para_whole(&lead, LABEL_COL, LABEL_COL + 2, x, &|s| p.plain(s))?;
     }
     let refs = references_text(h);
     if !refs.is_empty() {
@@ -2091,6 +2155,36 @@ mod tests {
             vec!["a  b", "ccccccccccccccccccccccccccccccc", "dd eeeeeeee f"]
         );
         assert_eq!(wrap("x  (one restart)", 80, 80), vec!["x  (one restart)"]);
+    }
+
+    #[test]
+    fn quoted_text_splits_a_word_longer_than_a_line() {
+        let path = (0..20)
+            .map(|i| format!("segment{i:02}_abcdefghij"))
+            .collect::<Vec<_>>()
+            .join("/");
+        let text = format!("No such file or directory: /very/long/{path}/model.safetensors");
+        let lines = wrap_with(&text, 60, 70, true);
+        assert!(lines.iter().all(|l| cols(l) <= 70), "{lines:?}");
+        assert!(lines[0].len() <= 60, "{lines:?}");
+        // Every character is kept, and a split falls after a separator.
+        assert_eq!(
+            lines[1..].concat(),
+            format!("/very/long/{path}/model.safetensors")
+        );
+        assert!(
+            lines[1..lines.len() - 1]
+                .iter()
+                .all(|l| l.ends_with(['/', '_'])),
+            "{lines:?}"
+        );
+        // With no separator, at the width; multi-byte text on character boundaries.
+        let wide = "é".repeat(50);
+        let lines = wrap_with(&wide, 20, 20, true);
+        assert_eq!(lines.concat(), wide);
+        assert!(lines.iter().all(|l| cols(l) <= 20));
+        // A command keeps its long word whole.
+        assert_eq!(wrap(&text, 60, 70).len(), 2);
     }
 
     #[test]

@@ -547,7 +547,12 @@ fn a_five_megabyte_line_quotes_its_error() {
     );
     let out = run_stdin(&["diagnose"], log.as_bytes());
     let text = String::from_utf8_lossy(&out.stdout);
-    let failure: String = text.lines().take(6).collect::<Vec<_>>().join(" ");
+    let failure: String = text
+        .lines()
+        .take(6)
+        .flat_map(str::split_whitespace)
+        .collect::<Vec<_>>()
+        .join(" ");
     assert!(
         failure.contains("illegal memory access was encountered"),
         "{failure}"
