@@ -1632,7 +1632,10 @@ fn successor(p: Phase) -> Phase {
         Phase::WeightLoad => Phase::MemoryPlan,
         Phase::MemoryPlan => Phase::GraphCapture,
         Phase::GraphCapture => Phase::Warmup,
-        Phase::Warmup | Phase::Prefill | Phase::Decode => Phase::Decode,
+        // A server that became ready and then failed with nothing served in between
+        // failed on its first request's prompt pass.
+        Phase::Warmup => Phase::Prefill,
+        Phase::Prefill | Phase::Decode => Phase::Decode,
         other => other,
     }
 }

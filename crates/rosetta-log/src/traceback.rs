@@ -93,6 +93,7 @@ fn leading_ws(msg: &str) -> usize {
 struct Patterns {
     prose_exception: Regex,
     prose_repr: Regex,
+    class_repr: Regex,
     native: Regex,
     frame: Regex,
     frame_partial: Regex,
@@ -105,6 +106,9 @@ fn patterns() -> &'static Patterns {
         // `... it reports an error: RuntimeError: probability tensor contains ...`
         // An exception object printed as its repr inside prose or a list: `TypeError('...')`.
         prose_repr: Regex::new(r#"(?:^|[\s`'"(\[:=])((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Z][A-Za-z][A-Za-z0-9_]*?(?:Error|Exception))\(['"](\S.{4,}?)['"]\)"#).unwrap(),
+        // An exception printed with its type object (`print(type(e), e)`, a debugger's
+        // post-mortem): `<class 'RuntimeError'> FWD: Unsupported hidden_size`.
+        class_repr: Regex::new(r"<class '(?:[A-Za-z_][A-Za-z0-9_]*\.)*([A-Z][A-Za-z0-9_]*?(?:Error|Exception))'>:?\s+(\S.{4,})$").unwrap(),
         prose_exception: Regex::new(r#"(?:^|[\s`'"(\[:])((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Z][A-Za-z][A-Za-z0-9_]*?(?:Error|Exception))(?:\(\w*\))?:\s+(\S.{4,})$"#).unwrap(),
         // gdb `#5  0x00007f.. in llama_sampler_softmax_impl(...) () from libllama.so`
         // and c10 `frame #3: c10d::ProcessGroupNCCL::watchdog() + 0x8c (0x7f.. in libtorch.so)`
@@ -128,7 +132,8 @@ pub fn find_exception_in_prose(msg: &str) -> Option<(String, String)> {
     let c = p
         .prose_exception
         .captures(msg)
-        .or_else(|| p.prose_repr.captures(msg))?;
+        .or_else(|| p.prose_repr.captures(msg))
+        .or_else(|| p.class_repr.captures(msg))?;
     Some((
         c[1].to_string(),
         c[2].trim().trim_end_matches('`').to_string(),
@@ -376,6 +381,14 @@ mod prose_tests {
         assert!(super::parse_exception_line("ICA香气IIADError: Aborted.").is_none());
         assert!(find_exception_in_prose("ICA香气IIADError: Aborted the run.").is_none());
         assert!(find_exception_in_prose("we saw a RuntimeError yesterday").is_none());
+        // The type object printed before the message.
+        let (t, m) = find_exception_in_prose(
+            "<class 'torch.OutOfMemoryError'> CUDA out of memory. Tried to allocate 2.00 GiB",
+        )
+        .unwrap();
+        assert_eq!(t, "OutOfMemoryError");
+        assert!(m.starts_with("CUDA out of memory"));
+        assert!(find_exception_in_prose("<class 'dict'> {'a': 1, 'b': 2}").is_none());
     }
 }
 
