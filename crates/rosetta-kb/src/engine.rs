@@ -163,10 +163,25 @@ impl<'a> Context<'a> {
                 .iter()
                 .any(|&(s, a, b)| r.source == s && a <= r.line && r.line <= b)
         };
+        // One line per template and input, the first and the last: lines that differ only in
+        // their numbers are one shape for most rules, but the last of them is the state the
+        // log ended in (`Running: 8 reqs` and nothing generated, after a line that did).
+        let mut last: HashMap<(u64, usize), usize> = HashMap::new();
+        for (i, r) in log.records.iter().enumerate() {
+            if !elsewhere(r) {
+                last.insert((r.template, r.source), i);
+            }
+        }
         let lines: Vec<&Record> = log
             .records
             .iter()
-            .filter(|r| !elsewhere(r) && seen.insert((r.template, r.source)))
+            .enumerate()
+            .filter(|(i, r)| {
+                !elsewhere(r)
+                    && (seen.insert((r.template, r.source))
+                        || last.get(&(r.template, r.source)) == Some(i))
+            })
+            .map(|(_, r)| r)
             .collect();
 
         let table = GpuTable::embedded();
