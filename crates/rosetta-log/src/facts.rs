@@ -1445,6 +1445,18 @@ fn phase_of(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> (Phase, String) {
             format!("the traceback is in {func}, which runs for the first token (prefill) and every later one (decode)"),
         );
     }
+    // A traceback cut short (a paste, a `[...]`) ends on a frame whose code line calls the
+    // step that was running (`self.init_cuda_graph()`): the call names it as a frame would.
+    if let Some((p, call)) = inc
+        .frames
+        .last()
+        .and_then(|fr| fr.code.as_deref())
+        .and_then(called_function)
+        .and_then(|call| voc.phase_of_function(call, "").map(|p| (p, call)))
+        .filter(|(p, _)| *p != Phase::Unknown)
+    {
+        return (p, format!("the last frame calls {call}"));
+    }
     // The message names the code that raised (`ServerArgs() got multiple values for ...`,
     // `load_weights() got an unexpected keyword argument`): its identifiers are read as
     // frames would be, when no frame said anything.
@@ -2174,5 +2186,42 @@ mod quote_tests {
         // Multi-byte text is cut on character boundaries.
         let wide = "é".repeat(5000) + " Error: é";
         assert!(quote(&wide).ends_with("Error: é"));
+    }
+}
+
+/// The function a frame's code line calls last in its chain (`self.model_runner.init_cuda_graph(`
+/// and a cut `self.init_cuda_graph` give `init_cuda_graph`), when the line is a call or a
+/// bare attribute: an assignment's target is not a call.
+fn called_function(code: &str) -> Option<&str> {
+    static R: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = R.get_or_init(|| {
+        regex::Regex::new(r"^(?:[A-Za-z_][\w.\[\]]*\s*=\s*|return\s+|await\s+)?(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w{3,})\s*(?:\(|$)")
+            .expect("call pattern compiles")
+    });
+    re.captures(code.trim())
+        .and_then(|c| c.get(1))
+        .map(|m| m.as_str())
+}
+
+#[cfg(test)]
+mod call_tests {
+    use super::called_function;
+
+    #[test]
+    fn the_call_of_a_code_line() {
+        assert_eq!(
+            called_function("self.init_cuda_graph"),
+            Some("init_cuda_graph")
+        );
+        assert_eq!(
+            called_function("self.model_runner = ModelRunner("),
+            Some("ModelRunner")
+        );
+        assert_eq!(
+            called_function("out = self.capture_one(bs)"),
+            Some("capture_one")
+        );
+        assert_eq!(called_function("x = a + b"), None);
+        assert_eq!(called_function("if x:"), None);
     }
 }
