@@ -1040,7 +1040,9 @@ pub fn diagnose(kb: &KnowledgeBase, ctx: &Context) -> Scored {
     for (score, _, cause, fs) in rows {
         let best = fs[0];
         let mut evidence: Vec<Evidence> = Vec::new();
-        for f in &fs {
+        // A rule with a note says its line is not a diagnosis by itself (a warning printed
+        // for every model): the note shows the line, the cause does not cite it.
+        for f in fs.iter().filter(|f| f.rule.def.note.is_none()) {
             for e in &f.evidence {
                 if !evidence
                     .iter()

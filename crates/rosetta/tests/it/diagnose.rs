@@ -32,6 +32,15 @@ fn example_names_the_glm5_decode_failure_and_its_causes() {
         "{notes}"
     );
     assert!(notes.contains("every model type"), "{notes}");
+    // The line the note calls "not a diagnosis by itself" is not cited as evidence for it.
+    for h in v["hypotheses"].as_array().unwrap() {
+        let ev = h["evidence"].to_string();
+        assert!(
+            !ev.contains("If you experience issues related to RoPE"),
+            "{} cites the warning: {ev}",
+            h["cause"]
+        );
+    }
     // confidences are a distribution
     let sum: f64 = v["hypotheses"]
         .as_array()
