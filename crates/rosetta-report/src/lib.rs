@@ -14,5 +14,5 @@ pub use preflight::{
     render_preflight, render_preflight_width, MemoryPlan, PreflightFacts, PreflightFinding,
     PreflightReport, Severity, WeightsSource,
 };
-pub use redact::{redact, redact_str};
+pub use redact::{public_services, redact, redact_str};
 pub use render::{count, paragraph, render, render_width, text_width, thread_name, Format, Style};

@@ -429,6 +429,11 @@ fn user_at_alias(s: &str) -> String {
     r.replace_all(s, "${1}<user>@${2}").into_owned()
 }
 
+/// The public services kept by name, subdomains included (docs/redact.md).
+pub fn public_services() -> &'static [&'static str] {
+    hosts::PUBLIC_HOSTS
+}
+
 /// Redacts one string on its own (the hosts it names learned from it alone).
 pub fn redact_str(s: &str) -> String {
     let mut r = Redactor::new();

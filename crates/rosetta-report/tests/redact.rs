@@ -6,8 +6,8 @@
 
 use proptest::prelude::*;
 use rosetta_report::{
-    redact, redact_str, render_width, Evidence, Failure, Format, Hypothesis, OtherFailure, Report,
-    Style, TimelineEntry, Warning,
+    public_services, redact, redact_str, render_width, Evidence, Failure, Format, Hypothesis,
+    OtherFailure, Report, Style, TimelineEntry, Warning,
 };
 use rosetta_schema::{Cause, FailureClass, Phase};
 
@@ -93,34 +93,15 @@ fn fqdn() -> impl Strategy<Value = String> {
         // A name under a public service (`cdn-lfs.hf.co`) says which service
         // failed, not where the user's machines are: kept on purpose.
         .prop_filter("not under a public service", |h| {
-            !PUBLIC.iter().any(|p| h.ends_with(&format!(".{p}")))
+            !public_services()
+                .iter()
+                .any(|p| h.ends_with(&format!(".{p}")))
         })
 }
 
-/// The public services `--redact` keeps by name (docs/redact.md).
-const PUBLIC: &[&str] = &[
-    "github.com",
-    "githubusercontent.com",
-    "huggingface.co",
-    "hf.co",
-    "pypi.org",
-    "pythonhosted.org",
-    "pytorch.org",
-    "nvidia.com",
-    "docker.io",
-    "docker.com",
-    "nvcr.io",
-    "ghcr.io",
-    "vllm.ai",
-    "sglang.ai",
-    "python.org",
-    "anaconda.org",
-    "conda.io",
-];
-
 #[test]
 fn a_name_under_a_public_service_stays() {
-    for p in PUBLIC {
+    for p in public_services() {
         let line = format!("curl https://cdn-lfs.{p}/x failed; dgx07:1234:5678 [0] NCCL INFO x");
         let r = redact_str(&line);
         assert!(r.contains(&format!("cdn-lfs.{p}")), "{r}");

@@ -187,7 +187,7 @@ const NOT_HOSTS: &[&str] = &[
 
 /// Public services named by their host, kept: they say which service failed
 /// (`huggingface.co` unreachable), not where your machines are.
-const PUBLIC_HOSTS: &[&str] = &[
+pub const PUBLIC_HOSTS: &[&str] = &[
     "github.com",
     "githubusercontent.com",
     "huggingface.co",

@@ -81,21 +81,28 @@ fn the_example_without_its_gpu_names_still_blames_the_backend() {
     );
 }
 
-#[test]
-fn a_restart_loop_diagnoses_the_last_run_in_full() {
-    let launch = second_run();
-    // The machine's lines come once, before the loop (the example's GPU line).
+/// The example's machine lines once (its GPU line), then its second launch `runs` times,
+/// each `every` seconds after the one before.
+fn restart_loop(runs: u32, every: u32) -> String {
     let mut log: String = example()
         .lines()
         .take(4)
         .map(|l| format!("{l}\n"))
         .collect();
-    for k in 0..10 {
+    let launch = second_run();
+    for k in 0..runs {
         for l in &launch {
-            log.push_str(&shift(l, k * 600));
+            log.push_str(&shift(l, k * every));
             log.push('\n');
         }
     }
+    log
+}
+
+#[test]
+fn a_restart_loop_diagnoses_the_last_run_in_full() {
+    let launch = second_run();
+    let log = restart_loop(10, 600);
     let dir = tempfile::tempdir().unwrap();
     let p = write(dir.path(), "loop.log", &log);
     let v = json(&run(&["diagnose", "--format", "json", &p]));
@@ -129,17 +136,7 @@ fn a_restart_loop_diagnoses_the_last_run_in_full() {
 fn a_long_restart_loop_keeps_the_last_runs_steps_and_a_short_timeline() {
     // 120 launches: the earlier runs must not take the room of the last run's steps.
     let launch = second_run();
-    let mut log: String = example()
-        .lines()
-        .take(4)
-        .map(|l| format!("{l}\n"))
-        .collect();
-    for k in 0..120 {
-        for l in &launch {
-            log.push_str(&shift(l, k * 300));
-            log.push('\n');
-        }
-    }
+    let log = restart_loop(120, 300);
     let dir = tempfile::tempdir().unwrap();
     let p = write(dir.path(), "loop.log", &log);
     let v = json(&run(&["diagnose", "--format", "json", &p]));
