@@ -372,18 +372,8 @@ impl Out<'_> {
         self.para_with(lead, lead_w, indent, text, paint, true)
     }
 
-    /// `para` for a command the user types: a word longer than a line stays whole.
-    fn para_whole(
-        &mut self,
-        lead: &str,
-        lead_w: usize,
-        indent: usize,
-        text: &str,
-        paint: &dyn Fn(&str) -> String,
-    ) -> io::Result<()> {
-        self.para_with(lead, lead_w, indent, text, paint, false)
-    }
-
+    /// `para`, but with `split_long` false for text the user types or looks up (a command,
+    /// a sync point): a word longer than a line then stays whole.
     fn para_with(
         &mut self,
         lead: &str,
@@ -653,7 +643,7 @@ fn text(r: &Report, style: Style, width: usize, w: &mut dyn Write) -> io::Result
                 "asynchronous: reported at a later API call, not where the kernel failed".into()
             }
         };
-        o.para_whole(ind, 9, 11, &t, &|s| p.dim(s))?;
+        o.para_with(ind, 9, 11, &t, &|s| p.dim(s), false)?;
     }
     if !f.phase_reason.is_empty() {
         o.para(ind, 9, 11, &phase_words(f), &|s| p.dim(s))?;
@@ -877,7 +867,7 @@ fn hypothesis_text(
     for (k, x) in experiments_shown(hyps, i, 3).iter().enumerate() {
         let lead = label(if k == 0 { "try" } else { "" });
         // What the user types: wrapped, never cut.
-        o.para_whole(&lead, LABEL_COL, LABEL_COL + 2, x, &|s| p.plain(s))?;
+        o.para_with(&lead, LABEL_COL, LABEL_COL + 2, x, &|s| p.plain(s), false)?;
     }
     let refs = references_text(h);
     if !refs.is_empty() {
