@@ -204,10 +204,11 @@ vocabulary! {
 /// (`tp`, `tensor_parallel_size` -> `tp_size`; `max_model_len` -> `context_length`;
 /// `model` -> `model_path`). Rules key their `args` conditions on these names.
 pub fn canonical_arg_key(k: &str) -> String {
+    // Leading dashes, quotes and blanks in any order and number (`- 'x'`,
+    // `'--x'`) go in one pass, so that the key of a key is the key itself.
     let k = k
-        .trim()
-        .trim_start_matches('-')
-        .trim_matches(|c| c == '\'' || c == '"')
+        .trim_start_matches(|c: char| c == '-' || c == '\'' || c == '"' || c.is_whitespace())
+        .trim_end_matches(|c: char| c == '\'' || c == '"' || c.is_whitespace())
         .replace('-', "_")
         .to_ascii_lowercase();
     match k.as_str() {
@@ -259,6 +260,18 @@ mod tests {
             "mem_fraction_static"
         );
         assert_eq!(canonical_arg_key("model"), "model_path");
+        assert_eq!(canonical_arg_key("- A"), "a");
+        assert_eq!(canonical_arg_key("' --tp'"), "tp_size");
+    }
+
+    proptest::proptest! {
+        /// The key of a key is the key itself, whatever the user typed, so every
+        /// reader that canonicalises twice (a log dump, then a rule) lands on one name.
+        #[test]
+        fn arg_key_is_idempotent(k in "[-'\" a-zA-Z_\\PC]{0,12}") {
+            let once = canonical_arg_key(&k);
+            proptest::prop_assert_eq!(canonical_arg_key(&once), once);
+        }
     }
 
     #[test]
