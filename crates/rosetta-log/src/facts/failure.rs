@@ -1,0 +1,405 @@
+//! The failure: the first root incident of the last run, where cascades,
+//! echoes and consequences lose; the other inputs' failures; runs that a
+//! restart loop folded away.
+
+use super::*;
+
+/// Each input other than the failure's that holds a root error of its own: the first
+/// root of its last run (after its last start milestone).
+pub(super) fn other_inputs(voc: &Vocabulary, f: &LogFacts) -> Vec<OtherFailure> {
+    let chosen = f.failure.as_ref().map(|x| x.source);
+    let mut out = Vec::new();
+    for source in 0..f.inputs.len() {
+        if Some(source) == chosen {
+            continue;
+        }
+        let last_start = f
+            .milestones
+            .iter()
+            .filter(|m| m.source == source && m.phase == Phase::Startup)
+            .map(|m| m.line)
+            .max()
+            .unwrap_or(0);
+        let pick = |min: u8| {
+            f.incidents.iter().find(|i| {
+                i.source == source
+                    && i.role == Role::Root
+                    && i.strength >= min
+                    && i.line >= last_start
+            })
+        };
+        if let Some(inc) = pick(GENERIC_STRENGTH + 1).or_else(|| pick(GENERIC_STRENGTH)) {
+            let (phase, _) = phase_of(voc, f, inc);
+            out.push(OtherFailure {
+                source,
+                class: inc.class,
+                phase,
+                line: inc.key_line,
+                time: inc.time_text.clone(),
+                rank: inc.rank,
+                message: inc.message.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// Splits root incidents into runs (restarts) and picks the failure; also
+/// returns the line ranges of root incidents that belong to other runs.
+pub(super) fn choose_failure(
+    voc: &Vocabulary,
+    f: &LogFacts,
+    templates: &[(usize, HashMap<u64, TemplateStat>)],
+) -> (Option<Failure>, Vec<(usize, u64, u64)>) {
+    let order = |i: &Incident| (i.time.unwrap_or(f64::NAN), i.source, i.line);
+    // Roots that a signal or an exception names; generic error lines only when none does.
+    let root =
+        |i: &usize, min: u8| f.incidents[*i].role == Role::Root && f.incidents[*i].strength >= min;
+    let mut roots: Vec<usize> = (0..f.incidents.len())
+        .filter(|i| root(i, GENERIC_STRENGTH + 1))
+        .collect();
+    if roots.is_empty() {
+        roots = (0..f.incidents.len())
+            .filter(|i| root(i, GENERIC_STRENGTH))
+            .collect();
+    }
+    let all_timed = roots.iter().all(|&i| f.incidents[i].time.is_some());
+    let multi_source = f.inputs.len() > 1;
+    let sort_key = |i: &usize| {
+        let x = &f.incidents[*i];
+        let (t, s, l) = order(x);
+        if all_timed && multi_source {
+            (t, 0usize, 0u64)
+        } else {
+            (0.0, s, l)
+        }
+    };
+    roots.sort_by(|a, b| {
+        sort_key(a)
+            .partial_cmp(&sort_key(b))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+
+    // Runs: a relaunch (a start milestone) or a long pause between two root incidents.
+    // Each run remembers where it starts: the relaunch line, else its first incident.
+    let split_runs = |roots: &[usize]| -> Vec<(Vec<usize>, u64, bool)> {
+        let mut runs: Vec<(Vec<usize>, u64, bool)> = Vec::new();
+        for &i in roots {
+            let x = &f.incidents[i];
+            let split = match runs.last().and_then(|r| r.0.last()) {
+                None => Some((1, false)),
+                Some(&p) => {
+                    let prev = &f.incidents[p];
+                    let relaunch = if prev.source == x.source {
+                        f.milestones
+                            .iter()
+                            .find(|m| {
+                                m.source == x.source
+                                    && m.phase == Phase::Startup
+                                    && m.line > prev.end_line
+                                    && m.line < x.line
+                            })
+                            .map(|m| m.line)
+                    } else {
+                        None
+                    };
+                    // A long pause means a new attempt, unless the later error is the kind
+                    // that comes from waiting on a failed peer (timeouts, aborts of a group).
+                    let waiting = matches!(x.class, FailureClass::CommError | FailureClass::Hang);
+                    // A pause between two inputs is two processes, not a restart.
+                    let pause = !waiting
+                        && prev.source == x.source
+                        && matches!((prev.time, x.time), (Some(a), Some(b)) if b - a > 300.0);
+                    match relaunch {
+                        Some(l) => Some((l, true)),
+                        None if pause => Some((prev.end_line + 1, false)),
+                        None => None,
+                    }
+                }
+            };
+            match split {
+                Some((start, relaunch)) => runs.push((vec![i], start, relaunch)),
+                None => {
+                    if let Some(r) = runs.last_mut() {
+                        r.0.push(i);
+                    }
+                }
+            }
+        }
+        runs
+    };
+    let mut runs = split_runs(&roots);
+    // The members of the last run over every input: ranks that failed alike in other
+    // files (one log per node) are ranks of this failure.
+    let members_all: Option<Vec<usize>> = runs.last().map(|r| r.0.clone());
+    // Several inputs: the runs that matter are those of the input holding the chosen
+    // failure; another input's failures are its own (`other_inputs`), never an
+    // earlier run of this one.
+    if let Some(source) = runs.last().map(|r| f.incidents[r.0[0]].source) {
+        if roots.iter().any(|&i| f.incidents[i].source != source) {
+            let own: Vec<usize> = roots
+                .iter()
+                .copied()
+                .filter(|&i| f.incidents[i].source == source)
+                .collect();
+            runs = split_runs(&own);
+        }
+    }
+    // Line ranges of the earlier runs, which evidence for the last one must avoid.
+    let mut other_runs: Vec<(usize, u64, u64)> = Vec::new();
+    for k in 0..runs.len().saturating_sub(1) {
+        let (ref incs, start, _) = runs[k];
+        let source = f.incidents[incs[0]].source;
+        let (_, next_start, next_relaunch) = runs[k + 1];
+        let begin = if k == 0 && !next_relaunch {
+            f.incidents[incs[0]].line
+        } else {
+            start
+        };
+        if f.incidents[runs[k + 1].0[0]].source == source && next_start > begin {
+            other_runs.push((source, begin, next_start - 1));
+        }
+        for &i in incs {
+            other_runs.push((
+                f.incidents[i].source,
+                f.incidents[i].line,
+                f.incidents[i].end_line,
+            ));
+        }
+    }
+    let earlier: Vec<(FailureClass, u64)> = runs
+        .iter()
+        .take(runs.len().saturating_sub(1))
+        .map(|r| (f.incidents[r.0[0]].class, f.incidents[r.0[0]].key_line))
+        .collect();
+    // A long restart loop repeats its launch lines more often than the scanner keeps
+    // examples of one template: the launches it did not keep are runs too.
+    let unseen = unseen_relaunches(f, templates, &runs);
+    let unseen_runs = (unseen > 0 && !runs.is_empty()).then(|| {
+        let at: Vec<u64> = runs.iter().map(|r| f.incidents[r.0[0]].key_line).collect();
+        let widest = (1..at.len())
+            .max_by_key(|&k| (at[k].saturating_sub(at[k - 1]), std::cmp::Reverse(k)))
+            .unwrap_or(at.len() - 1);
+        (widest, unseen)
+    });
+    let (run_idx, chosen, run_start) = if let Some(run) = runs.last() {
+        (runs.len() - 1 + unseen, run.0[0], run.1)
+    } else {
+        // No root: a weak failure, else a cascade, else nothing.
+        let pick = |role: Role| {
+            (0..f.incidents.len())
+                .filter(|&i| f.incidents[i].role == role && f.incidents[i].strength >= 5)
+                .max_by_key(|&i| (f.incidents[i].strength, std::cmp::Reverse(i)))
+        };
+        match pick(Role::Weak).or_else(|| pick(Role::Cascade)) {
+            Some(i) => (0, i, 1),
+            None => return (wrong_output(voc, f), other_runs),
+        }
+    };
+    let inc = &f.incidents[chosen];
+    let run_members: Vec<usize> = members_all
+        .filter(|m| m.contains(&chosen))
+        .or_else(|| runs.last().map(|r| r.0.clone()))
+        .unwrap_or_else(|| vec![chosen]);
+    let (mut phase, mut phase_reason) = phase_of(voc, f, inc);
+    // A failed import logged as a warning, then a Python error: frameworks catch the
+    // ImportError, degrade, and fail later ("X requires Y"); the import is the root.
+    let import_warning = if inc.class == FailureClass::PythonError {
+        let sig = voc;
+        f.records
+            .iter()
+            .filter(|r| {
+                r.source == inc.source
+                    && r.line <= inc.end_line
+                    && r.line >= run_start
+                    && r.prefix.level == Some(Level::Warning)
+            })
+            .find(|r| {
+                sig.signal_matches(r.message())
+                    .into_iter()
+                    .any(|s| sig.signals[s].class == FailureClass::ImportError)
+            })
+    } else {
+        None
+    };
+    if import_warning.is_some() {
+        phase = Phase::Startup;
+        phase_reason = "a failed import was logged before it".into();
+    }
+    let mut ranks: Vec<u32> = run_members
+        .iter()
+        .map(|&i| &f.incidents[i])
+        .filter(|x| x.class == inc.class)
+        .filter_map(|x| x.rank)
+        .collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    // A kernel assertion printed before the Python error: the error that
+    // followed names the rank, the exception and the sync point.
+    let surfaced = if inc.exception.is_none() {
+        f.incidents
+            .iter()
+            .filter(|x| {
+                x.source == inc.source
+                    && x.line > inc.end_line
+                    && x.line <= inc.end_line + 400
+                    && x.exception.is_some()
+            })
+            .find(|x| x.class == inc.class || x.asynchronous)
+    } else {
+        None
+    };
+    let frames_of = surfaced.unwrap_or(inc);
+    let sync_point = if inc.asynchronous || frames_of.asynchronous {
+        frames_of
+            .frames
+            .iter()
+            .rev()
+            .find(|fr| !fr.file.contains("/torch/"))
+            .map(|fr| match &fr.code {
+                Some(c) => format!(
+                    "{} ({}:{}): {}",
+                    fr.function,
+                    short_path(&fr.file),
+                    fr.line,
+                    c
+                ),
+                None => format!("{} ({}:{})", fr.function, short_path(&fr.file), fr.line),
+            })
+    } else {
+        None
+    };
+    let failure = Failure {
+        class: if import_warning.is_some() {
+            FailureClass::ImportError
+        } else {
+            inc.class
+        },
+        phase,
+        phase_reason,
+        rank: inc.rank.or(surfaced.and_then(|x| x.rank)),
+        ranks,
+        source: inc.source,
+        line: import_warning.map_or(inc.key_line, |r| r.line),
+        time: surfaced
+            .and_then(|x| x.time_text.clone())
+            .or_else(|| inc.time_text.clone()),
+        message: import_warning.map_or_else(|| inc.message.clone(), |r| quote(r.message())),
+        exception: inc
+            .exception
+            .as_ref()
+            .or(surfaced.and_then(|x| x.exception.as_ref()))
+            .map(|e| e.type_name.clone()),
+        surfaced: match import_warning {
+            Some(_) => Some((inc.key_line, inc.message.clone())),
+            // The line of the message it quotes, not the traceback header above it.
+            None => surfaced.map(|x| (x.key_line, x.message.clone())),
+        },
+        frames: frames_of
+            .frames
+            .iter()
+            .rev()
+            .take(6)
+            .rev()
+            .cloned()
+            .collect(),
+        asynchronous: inc.asynchronous || surfaced.is_some_and(|x| x.asynchronous),
+        sync_point,
+        signals: inc.signals.clone(),
+        incident: chosen,
+        run: (run_idx, runs.len().max(1) + unseen),
+        run_start,
+        earlier_runs: earlier,
+        unseen_runs,
+    };
+    (Some(failure), other_runs)
+}
+
+/// Launches of a restart loop that the scanner counted but did not keep. The lines of the
+/// last run's relaunch template between its start and its first root error are what one
+/// launch prints of it; the scanner's count of that template in the input (kept or not),
+/// divided by that, is the number of launches, plus one when the first failure came
+/// before the template's first line. What exceeds the runs seen is unseen (byte-identical
+/// pasted copies, whose launches cannot be told apart by time, are counted this way too).
+pub(super) fn unseen_relaunches(
+    f: &LogFacts,
+    templates: &[(usize, HashMap<u64, TemplateStat>)],
+    runs: &[(Vec<usize>, u64, bool)],
+) -> usize {
+    let Some((incs, start, true)) = runs.last() else {
+        return 0;
+    };
+    let first = &f.incidents[incs[0]];
+    let source = first.source;
+    let Some(rec) = f
+        .records
+        .iter()
+        .find(|r| r.source == source && r.line == *start)
+    else {
+        return 0;
+    };
+    let per_launch = f
+        .records
+        .iter()
+        .filter(|r| {
+            r.source == source
+                && r.line >= *start
+                && r.line < first.line
+                && r.template == rec.template
+        })
+        .count();
+    let Some(stat) = templates
+        .iter()
+        .find(|(s, _)| *s == source)
+        .and_then(|(_, m)| m.get(&rec.template))
+    else {
+        return 0;
+    };
+    if per_launch == 0 {
+        return 0;
+    }
+    let first_root = f.incidents[runs[0].0[0]].line;
+    let launches = stat.count as usize / per_launch + usize::from(stat.first_line > first_root);
+    launches.saturating_sub(runs.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facts::facts_of;
+
+    const OOM: &str = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.11 GiB";
+
+    #[test]
+    fn the_last_run_fails_and_the_earlier_one_is_kept_as_history() {
+        let f = facts_of(&format!(
+            "INFO 05-01 10:00:00 [api_server.py:1] vLLM API server version 0.8.5\n\
+             {OOM}\n\
+             INFO 05-01 10:05:00 [api_server.py:1] vLLM API server version 0.8.5\n\
+             ModuleNotFoundError: No module named 'flash_attn'\n"
+        ));
+        let fl = f.failure.as_ref().expect("a failure");
+        assert_eq!(fl.class, FailureClass::ImportError);
+        assert_eq!(fl.line, 4);
+        assert_eq!(fl.earlier_runs, vec![(FailureClass::GpuOom, 2)]);
+    }
+
+    #[test]
+    fn a_watchdog_after_an_illegal_access_is_its_consequence() {
+        let f = facts_of(
+            "RuntimeError: CUDA error: an illegal memory access was encountered\n\
+             [rank0]:[E501 10:00:00.000000000 ProcessGroupNCCL.cpp:1] [PG ID 0 PG GUID 0 Rank 0] Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered\n",
+        );
+        let fl = f.failure.as_ref().expect("a failure");
+        assert_eq!(fl.class, FailureClass::IllegalMemoryAccess);
+        assert_eq!(fl.line, 1);
+    }
+
+    #[test]
+    fn a_clean_log_has_no_failure() {
+        let f = facts_of(
+            "INFO 05-01 10:00:00 [x.py:1] serving\nINFO:     Application startup complete.\n",
+        );
+        assert!(f.failure.is_none());
+    }
+}

@@ -1,0 +1,585 @@
+//! Incidents: a traceback, or a block of adjacent error lines, with its class
+//! from the strongest signal in it and the message to show; and the error
+//! lines no signal names.
+
+use super::*;
+
+/// The last error-looking lines that no signal named: an error level, an error banner
+/// (`error-line` shape), or an exception line. A word like `fail` inside a
+/// configuration dump, or a `#` comment, is not an error line.
+pub(super) fn unnamed_errors(voc: &Vocabulary, records: &[Record]) -> Vec<(usize, u64, String)> {
+    let mut out: Vec<(usize, u64, String)> = records
+        .iter()
+        .rev()
+        .filter(|r| {
+            matches!(r.prefix.level, Some(Level::Error | Level::Critical))
+                || (r.errorish
+                    && !r.message().trim_start().starts_with('#')
+                    && (is_error_line(voc, r)
+                        || traceback::parse_exception_line(r.message().trim()).is_some()))
+        })
+        .take(5)
+        .map(|r| (r.source, r.line, r.text.trim().chars().take(400).collect()))
+        .collect();
+    out.reverse();
+    out
+}
+
+/// The line names a failure: a signal that can class an incident, or an exception line.
+pub(super) fn names_failure(voc: &Vocabulary, msg: &str) -> bool {
+    voc.signal_matches(msg)
+        .into_iter()
+        .any(|s| voc.signals[s].strength >= 5)
+        || traceback::parse_exception_line(msg.trim()).is_some()
+}
+
+/// Incidents from tracebacks and from error lines outside them.
+pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback]) -> Vec<Incident> {
+    let sig = voc;
+    let mut out = Vec::new();
+    // Time estimate per record: the last timestamp seen in the same source.
+    let mut last_time: HashMap<usize, (f64, String)> = HashMap::new();
+    let mut times: Vec<Option<(f64, String)>> = Vec::with_capacity(records.len());
+    for r in records {
+        if let (Some(t), Some(tt)) = (r.prefix.time, &r.prefix.time_text) {
+            last_time.insert(r.source, (t, tt.clone()));
+        }
+        times.push(last_time.get(&r.source).cloned());
+    }
+    let time_at = |source: usize, line: u64| -> Option<(f64, String)> {
+        let idx = records.partition_point(|r| (r.source, r.line) <= (source, line));
+        idx.checked_sub(1).and_then(|i| times[i].clone())
+    };
+    let in_tb = |source: usize, line: u64| {
+        tbs.iter().any(|t| {
+            t.source == source
+                && t.start_line <= line
+                && line <= t.end_line + t.exception.as_ref().map_or(0, |e| e.extra.len() as u64)
+        })
+    };
+
+    for tb in tbs {
+        let mut texts: Vec<String> = Vec::new();
+        if let Some(ex) = &tb.exception {
+            texts.push(format!("{}: {}", ex.type_name, ex.message));
+            texts.extend(ex.extra.iter().cloned());
+            // A bare exception (`AssertionError` alone) says what failed only through the
+            // line that raised it: the assert's condition is its message.
+            if ex.message.trim().is_empty() {
+                if let Some(code) = tb.frames.last().and_then(|f| f.code.clone()) {
+                    texts.push(code);
+                }
+            }
+        }
+        let mut inc = classify(
+            sig,
+            &texts,
+            tb.source,
+            tb.start_line,
+            tb.exception.as_ref().map_or(tb.end_line, |e| e.line),
+        );
+        inc.end_line = tb.end_line;
+        inc.rank = tb.rank;
+        inc.frames = tb.frames.clone();
+        inc.exception = tb.exception.clone();
+        if let Some(ex) = &tb.exception {
+            inc.message = quote(&format!("{}: {}", ex.type_name, ex.message));
+            if inc.strength == 0 {
+                inc.class = FailureClass::PythonError;
+                inc.strength = 10;
+                inc.role = Role::Root;
+            }
+            // An assert on tensor shapes is a shape mismatch, whatever the exception says.
+            let asserts_shape = tb
+                .frames
+                .last()
+                .and_then(|f| f.code.as_deref())
+                .is_some_and(|c| {
+                    // Both sides are shapes: a count checked against one dimension
+                    // (`assert n == logits.shape[0]`) is bookkeeping, not layout.
+                    let body = c.strip_prefix("assert").unwrap_or("");
+                    let body = body.split(',').next().unwrap_or("");
+                    let shapey = |s: &str| {
+                        ["shape", "size(", ".dim", "numel"]
+                            .iter()
+                            .any(|w| s.contains(w))
+                    };
+                    c.starts_with("assert")
+                        && body
+                            .split_once("==")
+                            .or_else(|| body.split_once("!="))
+                            .is_some_and(|(a, b)| shapey(a) && shapey(b))
+                });
+            // Raised while a package builds (pip's build env, setup.py): a failed build,
+            // whatever the exception type.
+            let in_build = raised_in_build(voc, &tb.frames);
+            if in_build && matches!(inc.class, FailureClass::PythonError) {
+                inc.class = FailureClass::BuildError;
+                inc.strength = 74;
+                inc.signals.push("build-frames");
+            }
+            if asserts_shape && matches!(inc.class, FailureClass::PythonError) {
+                inc.class = FailureClass::ShapeMismatch;
+                inc.strength = 80;
+                inc.signals.push("shape-assert");
+            }
+            // Config code raising a generic error is the config being rejected.
+            let generic = matches!(
+                ex.short_type(),
+                "KeyError"
+                    | "ValueError"
+                    | "TypeError"
+                    | "AttributeError"
+                    | "AssertionError"
+                    | "NotImplementedError"
+                    | "IndexError"
+            );
+            if generic && inc.class == FailureClass::PythonError {
+                let frame_text: String = tb
+                    .frames
+                    .iter()
+                    .rev()
+                    .take(3)
+                    .map(|f| {
+                        format!(
+                            "{} {} {}\n",
+                            f.file,
+                            f.function,
+                            f.code.as_deref().unwrap_or("")
+                        )
+                    })
+                    .collect();
+                let innermost_config = tb.frames.last().is_some_and(|f| {
+                    f.file
+                        .rsplit('/')
+                        .next()
+                        .is_some_and(|n| n.contains("config"))
+                });
+                if voc.shape(ShapeId::ConfigWords).is_match(&frame_text)
+                    || voc.shape(ShapeId::ConfigWords).is_match(&inc.message)
+                    || innermost_config
+                {
+                    inc.class = FailureClass::ConfigError;
+                    inc.strength = 70;
+                    inc.signals.push("config-code");
+                }
+            }
+        } else if inc.strength == 0 {
+            // Frames without an exception line: a truncated traceback; config code names the class.
+            let frame_text: String = tb
+                .frames
+                .iter()
+                .map(|f| {
+                    format!(
+                        "{} {} {}\n",
+                        f.file,
+                        f.function,
+                        f.code.as_deref().unwrap_or("")
+                    )
+                })
+                .collect();
+            let in_build = raised_in_build(voc, &tb.frames);
+            inc.class = if in_build {
+                FailureClass::BuildError
+            } else if voc.shape(ShapeId::ConfigWords).is_match(&frame_text) {
+                FailureClass::ConfigError
+            } else {
+                FailureClass::PythonError
+            };
+            inc.strength = 8;
+            inc.role = Role::Weak;
+            inc.message = tb
+                .frames
+                .last()
+                .map(|f| format!("traceback ends in {} ({}:{})", f.function, f.file, f.line))
+                .unwrap_or_default();
+        }
+        if let Some(prev) = tb
+            .chained_from
+            .and_then(|i| tbs.get(i))
+            .and_then(|t| t.exception.as_ref())
+        {
+            inc.cause_of = Some(format!("{}: {}", prev.type_name, prev.message));
+        }
+        if let Some((t, tt)) = time_at(tb.source, tb.start_line) {
+            inc.time = Some(t);
+            inc.time_text = Some(tt);
+        }
+        out.push(inc);
+    }
+
+    // Error lines outside tracebacks, grouped when adjacent on the same stream.
+    let mut i = 0;
+    while i < records.len() {
+        let r = &records[i];
+        // A group starts at a line that names a failure (a signal or an exception line),
+        // not at any line that merely holds an error word (a file named assert.py).
+        // An error the program says it ignores ("Ignore import error when loading ...",
+        // "Exception ignored in ...") is not a failure.
+        // A strong signal (an illegal address, an OOM) is a failure whatever level the
+        // logger printed it at; weaker ones count from WARNING up. A line at error level
+        // (or opening with an error banner) that no signal names is a generic failure,
+        // used when nothing more specific failed.
+        let candidate = r.errorish
+            && !voc.shape(ShapeId::IgnoredImport).is_match(r.message())
+            && !in_tb(r.source, r.line);
+        let strengths: Vec<u8> = if candidate {
+            sig.signal_matches(r.message())
+                .into_iter()
+                .map(|s| sig.signals[s].strength)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let above_info = r.prefix.level.is_none_or(|l| l > Level::Info);
+        let named = strengths.iter().any(|&st| st >= 80)
+            || (above_info
+                && (strengths.iter().any(|&st| st >= 5)
+                    || traceback::parse_exception_line(r.message().trim()).is_some()
+                    || traceback::find_exception_in_prose(r.message()).is_some()));
+        let generic = candidate && !named && is_error_line(voc, r);
+        let starts = candidate && (named || generic);
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let key = r.prefix.stream_key();
+        let mut j = i + 1;
+        let mut last_line = r.line;
+        let mut group_time = r.prefix.time;
+        while j < records.len() {
+            let n = &records[j];
+            // Error lines, indented detail, and short fillers of a paste (`[...]`, a code fence).
+            // A table (Triton's model status) wraps a long cell onto rows of its own.
+            // A line the logger stamped at INFO or below continues the block only when a
+            // signal names it: its error word may be a signal's literal in ordinary words
+            // (a server announcing its version after a crash is the next launch).
+            let quiet_level = n.prefix.level.is_some_and(|l| l <= Level::Info);
+            let errorish =
+                n.errorish && (!quiet_level || !sig.signal_matches(n.message()).is_empty());
+            let continues = errorish
+                || n.message().starts_with([' ', '\t'])
+                || n.message().trim().len() <= 5
+                || (table_row(r.message()) && table_row(n.message()));
+            // A pasted line without a prefix joins the prefixed lines next to it.
+            let other_key = n.prefix.stream_key();
+            let same_stream = other_key == key
+                || ((other_key.is_empty() || key.is_empty()) && n.line <= last_line + 2);
+            if n.source != r.source
+                || n.line > last_line + 2
+                || !same_stream
+                || in_tb(n.source, n.line)
+                || !continues
+            {
+                break;
+            }
+            // A line stamped seconds later, or a second exception line, starts another incident.
+            let later =
+                matches!((group_time, n.prefix.time), (Some(a), Some(b)) if (b - a).abs() > 5.0);
+            group_time = group_time.or(n.prefix.time);
+            if later {
+                break;
+            }
+            last_line = n.line;
+            j += 1;
+        }
+        // The prefix parser strips `NCCL WARN`; it is the class's best word, so keep it.
+        let mut texts: Vec<String> = Vec::new();
+        for x in &records[i..j] {
+            let wrapped = wrapped_cell(x.message()).zip(texts.last_mut());
+            if let Some((rest, prev)) = wrapped.filter(|(_, p)| p.len() < 1000) {
+                // The wrapped part of a table cell continues the cell above it.
+                let head = prev.trim_end().trim_end_matches('|').trim_end().to_string();
+                *prev = format!("{head} {rest}");
+                continue;
+            }
+            texts.push(match x.text.find(" NCCL WARN ") {
+                Some(_) if !x.message().contains("NCCL") => format!("NCCL WARN {}", x.message()),
+                _ => x.message().to_string(),
+            });
+        }
+        let mut inc = classify(sig, &texts, r.source, r.line, r.line);
+        // A warning line needs a strong signal to count as a root failure; a weaker one
+        // (a failed import logged as a warning) is kept as a weak failure, used when
+        // nothing else failed.
+        // NCCL prints its real failures as `NCCL WARN` too (`Cuda failure`, `Connect
+        // to ... failed`); only its known-harmless notices count as warnings.
+        let nccl_warn = r.text.contains(" NCCL WARN ");
+        let is_warning = (r.prefix.level == Some(Level::Warning)
+            && (!nccl_warn || voc.shape(ShapeId::BenignNcclWarn).is_match(r.message())))
+            || voc.shape(ShapeId::PythonWarning).is_match(r.message());
+        let weak_warning = is_warning && inc.strength < 85;
+        let kept_as_weak = weak_warning
+            && inc.class == FailureClass::ImportError
+            && !voc.shape(ShapeId::IgnoredImport).is_match(&inc.message);
+        if kept_as_weak && inc.role == Role::Root {
+            inc.role = Role::Weak;
+        }
+        if inc.strength >= 5 && (!weak_warning || kept_as_weak) {
+            inc.end_line = last_line;
+            inc.rank = records[i..j].iter().find_map(|x| x.prefix.effective_rank());
+            if let Some(line) = records[i..j]
+                .iter()
+                .find(|x| traceback::parse_exception_line(x.message().trim()).is_some())
+            {
+                if inc.message.is_empty() {
+                    inc.message = line.message().trim().to_string();
+                }
+            }
+            let own = records[i..j]
+                .iter()
+                .find_map(|x| Some((x.prefix.time?, x.prefix.time_text.clone()?)));
+            if let Some((t, tt)) = own.or_else(|| time_at(r.source, r.line)) {
+                inc.time = Some(t);
+                inc.time_text = Some(tt);
+            }
+            out.push(inc);
+        } else if let Some((t, m)) = texts.iter().find_map(|x| {
+            traceback::parse_exception_line(x.trim())
+                .or_else(|| traceback::find_exception_in_prose(x))
+        }) {
+            // An exception line on its own, with no signal: a python error.
+            let mut inc = classify(sig, &texts, r.source, r.line, r.line);
+            inc.class = FailureClass::PythonError;
+            inc.strength = 10;
+            inc.role = if is_warning { Role::Weak } else { Role::Root };
+            inc.message = format!("{t}: {m}");
+            inc.end_line = last_line;
+            inc.rank = r.prefix.effective_rank();
+            out.push(inc);
+        } else if generic && !is_warning {
+            // An error line no signal names: a failure of last resort, so that a log
+            // holding one never reads as clean.
+            let mut inc = classify(sig, &texts, r.source, r.line, r.line);
+            inc.class = FailureClass::PythonError;
+            inc.strength = GENERIC_STRENGTH;
+            inc.role = Role::Root;
+            inc.signals.push("error-line");
+            inc.message = quote(r.message());
+            inc.end_line = last_line;
+            inc.rank = r.prefix.effective_rank();
+            if let Some((t, tt)) = time_at(r.source, r.line) {
+                inc.time = Some(t);
+                inc.time_text = Some(tt);
+            }
+            out.push(inc);
+        }
+        i = j;
+    }
+    out.sort_by_key(|x| (x.source, x.line));
+    // A native backtrace printed just before an abort belongs to it.
+    let mut absorbed = Vec::new();
+    for i in 0..out.len() {
+        if !out[i].frames.is_empty() || out[i].exception.is_some() {
+            continue;
+        }
+        let (src, line) = (out[i].source, out[i].line);
+        // Frames printed right before the abort, or right after it (a crash handler's dump).
+        let end = out[i].end_line;
+        let donor = (0..out.len()).rev().find(|&j| {
+            let x = &out[j];
+            j != i
+                && x.source == src
+                && x.exception.is_none()
+                && !x.frames.is_empty()
+                && x.role == Role::Weak
+                && ((x.end_line < line && line <= x.end_line + 3)
+                    || (x.line > line && x.line <= end + 2))
+        });
+        if let Some(j) = donor {
+            out[i].frames = out[j].frames.clone();
+            absorbed.push(j);
+        }
+    }
+    let mut k = 0;
+    out.retain(|_| {
+        k += 1;
+        !absorbed.contains(&(k - 1))
+    });
+    out
+}
+
+/// The strength of an error line that no signal names: below every signal and below a
+/// bare exception line (10), so that anything more specific wins.
+pub(super) const GENERIC_STRENGTH: u8 = 6;
+
+/// A line at error level, or one that opens with an error banner (`ERROR:`, `error:`,
+/// `FATAL`, `fatal error`, `[E]`, ...; the `error-line` shape).
+/// Frames run by a package build (pip's build env, setuptools): the phase vocabulary's
+/// `install` paths say so.
+pub(super) fn raised_in_build(voc: &Vocabulary, frames: &[Frame]) -> bool {
+    frames
+        .iter()
+        .any(|f| voc.phase_of_function(&f.function, &f.file) == Some(Phase::Install))
+}
+
+/// A row of a text table (`| name | 1 | UNAVAILABLE: ... |`).
+pub(super) fn table_row(msg: &str) -> bool {
+    msg.trim_start().starts_with('|')
+}
+
+/// The text of a table row that only continues a wrapped cell: its leading cells are empty
+/// (`|      |     | mpiSize == tp * pp (...) |`).
+pub(super) fn wrapped_cell(msg: &str) -> Option<String> {
+    let cells: Vec<&str> = msg.trim().trim_matches('|').split('|').collect();
+    let first = cells.iter().position(|c| !c.trim().is_empty())?;
+    (table_row(msg) && first > 0).then(|| {
+        cells[first..]
+            .iter()
+            .map(|c| c.trim())
+            .collect::<Vec<_>>()
+            .join(" ")
+    })
+}
+
+pub(super) fn is_error_line(voc: &Vocabulary, r: &Record) -> bool {
+    matches!(r.prefix.level, Some(Level::Error | Level::Critical))
+        || voc.shape(ShapeId::ErrorLine).is_match(r.message())
+        || voc.is_banner(&r.text)
+}
+
+/// Classifies a group of texts by its strongest signal.
+pub(super) fn classify(
+    sig: &Vocabulary,
+    texts: &[String],
+    source: usize,
+    line: u64,
+    key_line: u64,
+) -> Incident {
+    let mut inc = Incident {
+        source,
+        line,
+        end_line: line,
+        time: None,
+        time_text: None,
+        rank: None,
+        class: FailureClass::PythonError,
+        strength: 0,
+        role: Role::Cascade,
+        key_line,
+        message: String::new(),
+        signals: Vec::new(),
+        phase_hint: None,
+        asynchronous: false,
+        exception: None,
+        frames: Vec::new(),
+        cause_of: None,
+    };
+    let mut best_root: Option<(u8, usize, usize)> = None; // strength, signal, text index
+    let mut best_cascade: Option<(u8, usize, usize)> = None;
+    // The first strong synchronous root, for an asynchronous fault reported after it.
+    let mut first_sync_root: Option<(u8, usize, usize)> = None;
+    let mut phase: Option<(u8, Phase)> = None;
+    for (ti, t) in texts.iter().enumerate() {
+        if t.contains("asynchronously reported") {
+            inc.asynchronous = true;
+        }
+        for s in sig.signal_matches(t) {
+            let sg = &sig.signals[s];
+            if !inc.signals.contains(&sg.id) {
+                inc.signals.push(sg.id);
+            }
+            inc.asynchronous |= sg.asynchronous;
+            if let Some(p) = sg.phase {
+                if phase.is_none_or(|(st, _)| sg.strength > st) {
+                    phase = Some((sg.strength, p));
+                }
+            }
+            // Strength-1 rows only hint at the phase; they never name the class.
+            if sg.strength < 5 {
+                continue;
+            }
+            let slot = if sg.role == Role::Cascade {
+                &mut best_cascade
+            } else {
+                &mut best_root
+            };
+            if slot.is_none_or(|(st, _, _)| sg.strength > st) {
+                *slot = Some((sg.strength, s, ti));
+            }
+            if sg.role == Role::Root
+                && !sg.asynchronous
+                && sg.strength >= 85
+                && first_sync_root.is_none()
+            {
+                first_sync_root = Some((sg.strength, s, ti));
+            }
+        }
+    }
+    // An asynchronous fault (a launch failure, an illegal address) is reported at the
+    // next call after whatever went wrong: a strong error of another class printed
+    // before it in the same block (a kernel with no code for this GPU) is its root.
+    if let (Some(best), Some(first)) = (best_root, first_sync_root) {
+        let (b, f) = (&sig.signals[best.1], &sig.signals[first.1]);
+        if b.asynchronous && first.2 < best.2 && f.class != b.class {
+            best_root = Some(first);
+        }
+    }
+    inc.phase_hint = phase.map(|(_, p)| p);
+    let chosen = match (best_root, best_cascade) {
+        (Some(r), _) if r.0 >= 5 => Some((r, sig.signals[r.1].role)),
+        (_, Some(c)) => Some((c, Role::Cascade)),
+        (Some(r), None) => Some((r, sig.signals[r.1].role)),
+        (None, None) => None,
+    };
+    if let Some(((strength, s, ti), role)) = chosen {
+        inc.class = sig.signals[s].class;
+        inc.strength = strength;
+        inc.role = role;
+        inc.message = quote(&texts[ti]);
+        inc.key_line = key_line
+            + if texts.len() > 1 && key_line == line {
+                ti as u64
+            } else {
+                0
+            };
+    }
+    inc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn voc() -> &'static Vocabulary {
+        Vocabulary::embedded()
+    }
+
+    #[test]
+    fn wrapped_table_cells_continue_the_cell_above() {
+        assert_eq!(
+            wrapped_cell(
+                "|                |         | mpiSize == tp * pp (worldConfig.cpp:80)   |"
+            )
+            .as_deref(),
+            Some("mpiSize == tp * pp (worldConfig.cpp:80)")
+        );
+        assert_eq!(
+            wrapped_cell("| tensorrt_llm   | 1       | UNAVAILABLE |"),
+            None
+        );
+        assert_eq!(wrapped_cell("mpiSize == tp"), None);
+        assert_eq!(wrapped_cell("|      |     |"), None);
+    }
+
+    #[test]
+    fn generic_error_lines_are_error_banners() {
+        let v = voc();
+        let rec = |text: &str| {
+            let out = crate::scan::Scanner::new(v, &[]).scan_reader(0, &mut text.as_bytes());
+            out.records.into_iter().next().expect("kept")
+        };
+        assert!(is_error_line(
+            v,
+            &rec("error: failed to run custom build command for `x`")
+        ));
+        assert!(is_error_line(
+            v,
+            &rec("[TM][ERROR] CUDA runtime error: out of memory")
+        ));
+        assert!(!is_error_line(
+            v,
+            &rec("INFO 12-01 10:00:00 llm_engine.py:1] error handling is on")
+        ));
+    }
+}

@@ -1,0 +1,395 @@
+//! Failures without an error line: output that is garbage, repeats or mixes
+//! scripts (wrong output), and a start-up that stopped mid-way.
+
+use super::*;
+
+/// No crash: look for signs the output was wrong, else a log that stops mid-way
+/// (a progress bar short of 100 %, NCCL still setting up), which is what a hang
+/// looks like in a log.
+pub(super) fn wrong_output(voc: &Vocabulary, f: &LogFacts) -> Option<Failure> {
+    wrong_output_lines(voc, f).or_else(|| stopped_mid_way(voc, f))
+}
+
+pub(super) fn stopped_mid_way(voc: &Vocabulary, f: &LogFacts) -> Option<Failure> {
+    // The last in-progress line among the final lines, with nothing finished after it.
+    let (source, line, text) = f.last_lines.iter().rev().find_map(|(s, l, t)| {
+        let caps = voc.shape(ShapeId::Progress).captures(t)?;
+        let pct = caps
+            .get(1)
+            .map(|m| m.as_str().parse::<u32>().unwrap_or(100));
+        pct.is_none_or(|p| p < 100).then(|| (*s, *l, t.clone()))
+    })?;
+    let finished_later = f.last_lines.iter().any(|(s, l, t)| {
+        *s == source && *l > line && (t.contains("100%") || voc.shape(ShapeId::Done).is_match(t))
+    });
+    if finished_later {
+        return None;
+    }
+    let phase = if text.contains("NCCL") {
+        Phase::CommInit
+    } else {
+        f.milestones
+            .iter()
+            .rfind(|m| m.source == source && m.line <= line)
+            .map_or(Phase::Unknown, |m| {
+                if m.done {
+                    successor(m.phase)
+                } else {
+                    m.phase
+                }
+            })
+    };
+    let message = format!(
+        "the log ends here, mid-way: {}",
+        text.trim().chars().take(300).collect::<String>()
+    );
+    let fl = Failure::without_incident(
+        FailureClass::Hang,
+        phase,
+        "the log stops while this was in progress",
+        source,
+        line,
+        message,
+        "stopped-mid-way",
+    );
+    Some(fl)
+}
+
+/// Generated text stuck on one word (`text=' is is is is is is is is'`): a
+/// model that repeats a single token is broken, not verbose. Only words (a
+/// letter in them) count, so tensors of zeros and token-id lists do not.
+pub(super) fn repeated_word_output(voc: &Vocabulary, msg: &str) -> bool {
+    let ctx = voc.shape(ShapeId::OutputContext);
+    if msg.len() < 24 || !ctx.is_match(msg) {
+        return false;
+    }
+    let mut run = 0usize;
+    let mut prev = "";
+    for w in msg.split_whitespace() {
+        let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+        if !w.is_empty() && w == prev && w.chars().any(char::is_alphabetic) {
+            run += 1;
+            if run >= 8 {
+                return true;
+            }
+        } else {
+            run = 1;
+        }
+        prev = w;
+    }
+    false
+}
+
+/// The script a letter belongs to, for the mixed-script test (kana counts with CJK, so that
+/// Japanese reads as one script).
+pub(super) fn script(c: char) -> Option<u8> {
+    Some(match c as u32 {
+        0x41..=0x5A | 0x61..=0x7A | 0xC0..=0x24F => 0,
+        0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF => 1,
+        0xAC00..=0xD7AF | 0x1100..=0x11FF => 2,
+        0x400..=0x4FF => 3,
+        0x600..=0x6FF => 4,
+        0xE00..=0xE7F => 5,
+        0x900..=0x97F => 6,
+        0x370..=0x3FF => 7,
+        _ => return None,
+    })
+}
+
+/// The stretches of a line that read as generated text: quoted strings (an unterminated
+/// quote runs to the end of the line), and what follows an output word (`text=`,
+/// `"content":`, `Output:`).
+pub(super) fn generated_segments<'a>(voc: &Vocabulary, msg: &'a str) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    if let Some(m) = voc.shape(ShapeId::OutputContext).find(msg) {
+        out.push(&msg[m.end()..]);
+    }
+    let bytes = msg.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let q = bytes[i];
+        if q == b'"' || q == b'\'' {
+            let start = i + 1;
+            let end = msg[start..]
+                .find(q as char)
+                .map_or(msg.len(), |e| start + e);
+            if end - start >= 24 {
+                out.push(&msg[start..end]);
+            }
+            i = end + 1;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Generated text that has degenerated: one word making up a third of a long stretch
+/// (`prostitu prostitu 言えば prostitu ...`), a CJK character repeated four times in a row
+/// (`爽爽爽爽`), or three scripts mixed in one stretch of text. Only stretches that read as
+/// generated text count (see `generated_segments`), so tables and tensors do not.
+pub(super) fn degenerate_text(voc: &Vocabulary, msg: &str) -> bool {
+    if msg.len() < 24 {
+        return false;
+    }
+    // Garbled tokens anywhere in the line: output that decodes into fragments of scripts.
+    let tokens = msg.split_whitespace().count();
+    let garbled = msg.split_whitespace().filter(|t| garbled_token(t)).count();
+    if garbled >= 3 && garbled * 5 >= tokens {
+        return true;
+    }
+    for seg in generated_segments(voc, msg) {
+        let mut words: Vec<String> = Vec::new();
+        let mut cur = String::new();
+        let mut scripts = [false; 8];
+        let mut cjk_run = (None::<char>, 0usize);
+        for c in seg.chars() {
+            if let Some(sc) = script(c) {
+                scripts[sc as usize] = true;
+            }
+            if script(c) == Some(1) {
+                if !cur.is_empty() {
+                    words.push(std::mem::take(&mut cur).to_lowercase());
+                }
+                words.push(c.to_string());
+                cjk_run = if cjk_run.0 == Some(c) {
+                    (Some(c), cjk_run.1 + 1)
+                } else {
+                    (Some(c), 1)
+                };
+                if cjk_run.1 >= 4 {
+                    return true;
+                }
+            } else if c.is_alphabetic() {
+                cur.push(c);
+                cjk_run = (None, 0);
+            } else {
+                if !cur.is_empty() {
+                    words.push(std::mem::take(&mut cur).to_lowercase());
+                }
+                cjk_run = (None, 0);
+            }
+        }
+        if !cur.is_empty() {
+            words.push(cur.to_lowercase());
+        }
+        if scripts.iter().filter(|&&x| x).count() >= 3 && words.len() >= 8 {
+            return true;
+        }
+        if punctuation_soup(seg, &words) || single_symbol_run(seg.trim(), 24) {
+            return true;
+        }
+        let words: Vec<&String> = words
+            .iter()
+            .filter(|w| w.chars().count() >= 2 || w.chars().any(|c| script(c) == Some(1)))
+            .filter(|w| !matches!(w.as_str(), "none" | "null" | "true" | "false" | "undefined"))
+            .collect();
+        if words.len() < 10 {
+            continue;
+        }
+        let mut counts: HashMap<&str, usize> = HashMap::new();
+        for w in &words {
+            *counts.entry(w.as_str()).or_default() += 1;
+        }
+        let top = counts.values().copied().max().unwrap_or(0);
+        if top >= 6 && top * 10 >= words.len() * 3 {
+            return true;
+        }
+    }
+    false
+}
+
+/// Text that is one letter, digit or CJK character repeated (`4444…`, `!!!` is left
+/// to the punctuation test): a model stuck on one token. Rules (`====`, `----`, `####`)
+/// and zero fill are not letters or are excluded.
+pub(super) fn single_symbol_run(text: &str, min: usize) -> bool {
+    let mut chars = text.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    if !first.is_alphanumeric() || first == '0' {
+        return false;
+    }
+    let mut n = 1;
+    for c in chars {
+        if c != first {
+            return false;
+        }
+        n += 1;
+    }
+    n >= min
+}
+
+/// A token no language writes: three scripts run together (`kirIICom2ARNбуIIiamondII队员们`),
+/// two scripts neither of which is Latin (Cyrillic fused to CJK), or a replacement character
+/// (U+FFFD, bytes that decode to nothing) fused to letters of two scripts. Latin fused to CJK
+/// alone is ordinary Chinese or Japanese prose (`使用Python进行`).
+pub(super) fn garbled_token(tok: &str) -> bool {
+    let mut scripts = [false; 8];
+    let mut replacement = false;
+    for c in tok.chars() {
+        replacement |= c == '\u{FFFD}';
+        if let Some(s) = script(c) {
+            scripts[s as usize] = true;
+        }
+    }
+    let n = scripts.iter().filter(|&&x| x).count();
+    n >= 3 || (n == 2 && !scripts[0]) || (replacement && n >= 2)
+}
+
+/// Generated text that has fallen apart into punctuation and short function words
+/// (`is,: to,,/ &.. by and.. a`): a third or more of its visible characters are punctuation
+/// and its words average under three and a half letters. Prose averages over four, and
+/// code or JSON has long identifiers.
+pub(super) fn punctuation_soup(seg: &str, words: &[String]) -> bool {
+    let visible = seg.chars().filter(|c| !c.is_whitespace()).count();
+    let punct = seg
+        .chars()
+        .filter(|c| !c.is_whitespace() && !c.is_alphanumeric())
+        .count();
+    if visible < 40 || punct < 12 || words.len() < 8 || punct * 3 < visible {
+        return false;
+    }
+    let letters: usize = words.iter().map(|w| w.chars().count()).sum();
+    letters * 2 < words.len() * 7
+}
+
+pub(super) fn wrong_output_lines(voc: &Vocabulary, f: &LogFacts) -> Option<Failure> {
+    let re = voc.shape(ShapeId::WrongOutput);
+    // A run of Latin-1 letters is byte-level BPE leaking into text only with its
+    // remapped control bytes (`Ċ` newline, `Ġ` space, U+0100-U+0143) among them.
+    let bpe_leak = |m: &str| {
+        m.chars()
+            .filter(|c| ('\u{0100}'..='\u{0143}').contains(c))
+            .count()
+            >= 4
+    };
+    let rec = f.records.iter().find(|r| {
+        let m = r.message();
+        re.find_iter(m).any(|x| {
+            !x.as_str()
+                .chars()
+                .all(|c| ('\u{00A1}'..='\u{0143}').contains(&c))
+                || bpe_leak(x.as_str())
+        }) || repeated_word_output(voc, m)
+            || degenerate_text(voc, m)
+    });
+    let Some(rec) = rec else {
+        // A transcript's last lines: an answer that is one symbol over and over
+        // (`44444444…`) holds no word the scanner looks for.
+        let (source, line, text) = f
+            .last_lines
+            .iter()
+            .find(|(_, _, t)| single_symbol_run(t.trim(), 32))?;
+        return Some(Failure::without_incident(
+            FailureClass::WrongOutput,
+            Phase::Decode,
+            "output problems show while generating",
+            *source,
+            *line,
+            quote(text),
+            "wrong-output",
+        ));
+    };
+    let mut fl = Failure::without_incident(
+        FailureClass::WrongOutput,
+        Phase::Decode,
+        "output problems show while generating",
+        rec.source,
+        rec.line,
+        quote(rec.message()),
+        "wrong-output",
+    );
+    fl.rank = rec.prefix.effective_rank();
+    fl.ranks = fl.rank.into_iter().collect();
+    fl.time = rec.prefix.time_text.clone();
+    Some(fl)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn voc() -> &'static Vocabulary {
+        Vocabulary::embedded()
+    }
+
+    #[test]
+    fn degenerate_generated_text_is_wrong_output() {
+        let v = voc();
+        assert!(degenerate_text(
+            v,
+            r#""content": "周恩 prostitu prostitu言えば_readablemue prostitu prostitu prostitu prostitu prostituouflageuhe prostitu言えば""#
+        ));
+        assert!(degenerate_text(
+            v,
+            "sglang server: 'Expossible! description! description!爽 ipairs soc!!爽爽爽爽'"
+        ));
+        assert!(degenerate_text(
+            v,
+            "Output: 'hello мир 世界 again hello мир 世界 again and more words'"
+        ));
+    }
+
+    #[test]
+    fn one_symbol_repeated_is_degenerate_and_rules_are_not() {
+        assert!(single_symbol_run(&"4".repeat(40), 32));
+        assert!(single_symbol_run(&"的".repeat(40), 32));
+        assert!(!single_symbol_run(&"4".repeat(20), 32));
+        assert!(!single_symbol_run(&"=".repeat(80), 32));
+        assert!(!single_symbol_run(&"0".repeat(80), 32));
+        assert!(!single_symbol_run(
+            &"4".repeat(39).to_string().replace("44", "45"),
+            32
+        ));
+        let v = voc();
+        assert!(degenerate_text(v, &format!("Output: '{}'", "a".repeat(30))));
+    }
+
+    #[test]
+    fn garbled_tokens_are_degenerate_and_mixed_prose_is_not() {
+        let v = voc();
+        // Raw output pasted after the command that produced it (no quotes, no `Output:`).
+        assert!(degenerate_text(
+            v,
+            "To学霸照IIHOCI脾\u{FFFD}\u{FFFD}作出了以\u{FFFD}.QuadIIXloeII山坡 scarce\u{FFFD}тратплH devstat用量 Pro\u{FFFD}始 kirIICom2ARNбуIIiamondII队员们ière"
+        ));
+        for fine in [
+            "我们使用Python进行推理, 模型是Qwen3, 在RTX4090上运行, 没有问题",
+            "Загрузка модели Llama-3 завершена за 12 s on GPU 0",
+            "ERROR: the file name ab\u{FFFD}cd.txt cannot be decoded",
+        ] {
+            assert!(!degenerate_text(v, fine), "{fine}");
+        }
+    }
+
+    #[test]
+    fn punctuation_soup_is_degenerate_and_code_is_not() {
+        let soup = "[{'generated_text': 'DeepSpeed is,: to,,/ &.. by and.. a\\n.. and- and.. the,,\\n of\\n [.,.\\n:, &-. and a- the,\\n\\n). the'}]";
+        assert!(degenerate_text(voc(), soup));
+        for fine in [
+            "[{'generated_text': 'DeepSpeed is a leading deep learning framework designed for distributed training and inference.'}]",
+            "Output: {\"role\": \"assistant\", \"content\": \"The capital of France is Paris.\", \"tool_calls\": []}",
+            "text='x = torch.zeros((batch_size, hidden_size), dtype=torch.float16, device=device)'",
+        ] {
+            assert!(!degenerate_text(voc(), fine), "{fine}");
+        }
+    }
+
+    #[test]
+    fn ordinary_text_is_not_degenerate() {
+        let v = voc();
+        assert!(!degenerate_text(
+            v,
+            r#""content": "The capital of France is Paris. It is known for the Eiffel Tower and the Louvre.""#
+        ));
+        assert!(!degenerate_text(
+            v,
+            "[None, None, None, None, None, None, None, None, None, None, None, None]"
+        ));
+        assert!(!degenerate_text(
+            v,
+            r#"text="日本語のテキストです。これは普通の文章で、English words も少し入っています。""#
+        ));
+    }
+}

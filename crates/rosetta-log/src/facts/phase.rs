@@ -1,0 +1,432 @@
+//! When it broke: the phase of the failing incident, from its signal's hint,
+//! its frames, the call on its last code line, the identifiers in its
+//! message, the failing block, then the last milestone, then the class.
+
+use super::*;
+
+/// A traceback whose frames run through one module's top level into another's
+/// (`<module>` importing `<module>`), ending at most two calls below the last
+/// import: the error is raised while the program imports, before it runs.
+pub(super) fn raised_while_importing(frames: &[crate::traceback::Frame]) -> Option<&str> {
+    let last_module = frames.iter().rposition(|fr| fr.function == "<module>")?;
+    let chained = last_module > 0 && frames[last_module - 1].function == "<module>";
+    (chained && frames.len() - 1 - last_module <= 2).then(|| frames[last_module].file.as_str())
+}
+
+/// The build error comes from a compiler run at run time (Triton, Inductor, a JIT-built extension).
+pub(super) fn jit_build(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> bool {
+    let re = voc.shape(ShapeId::JitBuild);
+    re.is_match(&inc.message)
+        || f.records.iter().any(|r| {
+            r.source == inc.source
+                && r.line + 5 >= inc.line
+                && r.line <= inc.end_line
+                && re.is_match(r.message())
+        })
+}
+
+/// The phase named by the function that prints a line of the failing block (or
+/// one of the two lines before it), in the `function_name: message` form of
+/// native tools. Only identifiers with an underscore count: `Error:` or `Note:`
+/// are words, not functions.
+/// The first code identifier of a message (a name with `_`, a dotted path or a camelCase
+/// hump; English words are none of these) that the phase words name.
+pub(super) fn message_identifier_phase(voc: &Vocabulary, msg: &str) -> Option<(Phase, String)> {
+    msg.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .map(|t| t.trim_matches('.'))
+        .filter(|t| {
+            (4..=80).contains(&t.len())
+                && t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        })
+        .filter(|t| {
+            let b = t.as_bytes();
+            t.contains('_')
+                || (t.contains('.') && !t.contains(".."))
+                || b.windows(2)
+                    .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
+        })
+        .find_map(|t| {
+            voc.phase_of_function(t, "")
+                .filter(|p| *p != Phase::Unknown)
+                .map(|p| (p, t.to_string()))
+        })
+}
+
+pub(super) fn block_function_phase(
+    voc: &Vocabulary,
+    f: &LogFacts,
+    inc: &Incident,
+) -> Option<(Phase, String)> {
+    let named = |r: &Record| {
+        let msg = r.message().trim_start();
+        let (head, _) = msg.split_once(": ")?;
+        let ident = head.trim();
+        let is_ident = ident.contains('_')
+            && ident.len() <= 80
+            && ident.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && ident.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+        if !is_ident {
+            return None;
+        }
+        voc.phase_of_function(ident, "")
+            .filter(|p| *p != Phase::Unknown)
+            .map(|p| (p, ident.to_string()))
+    };
+    let of_source = f.records.iter().filter(|r| r.source == inc.source);
+    // The block itself first, then the lines just before it, nearest first.
+    of_source
+        .clone()
+        .filter(|r| r.line >= inc.line && r.line <= inc.end_line.max(inc.line + 1))
+        .find_map(named)
+        .or_else(|| {
+            of_source
+                .filter(|r| r.line < inc.line && r.line + 2 >= inc.line)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .find_map(named)
+        })
+}
+
+pub(super) fn short_path(p: &str) -> String {
+    let parts: Vec<&str> = p.rsplit('/').take(3).collect();
+    parts.into_iter().rev().collect::<Vec<_>>().join("/")
+}
+
+/// The phase of an incident, and why.
+pub(super) fn phase_of(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> (Phase, String) {
+    if let Some(p) = inc.phase_hint {
+        // A start-up hint (an import that fails, a version check) yields to a frame that
+        // names a later step: the import ran lazily, inside the loader that asked for it.
+        let later = (p == Phase::Startup)
+            .then(|| {
+                inc.frames.iter().rev().find_map(|fr| {
+                    voc.phase_of_function(&fr.function, &fr.file)
+                        .filter(|q| !matches!(q, Phase::Unknown | Phase::Startup | Phase::Install))
+                        .map(|q| (q, fr.function.as_str()))
+                })
+            })
+            .flatten();
+        if let Some((q, func)) = later {
+            return (q, format!("the error is raised inside {func}"));
+        }
+        return (p, "the error message names it".into());
+    }
+    let mut ambiguous: Option<&str> = None;
+    for fr in inc.frames.iter().rev() {
+        match voc.phase_of_function(&fr.function, &fr.file) {
+            // A frame that names two phases at once (sampling: the first token is
+            // prefill, later ones decode) leaves it to the outer frames.
+            Some(Phase::Unknown) => {
+                ambiguous.get_or_insert(fr.function.as_str());
+            }
+            Some(p) => return (p, format!("the traceback passes through {}", fr.function)),
+            None => {}
+        }
+    }
+    if let Some(func) = ambiguous {
+        // Output already began (a decode milestone is the last before it): a later token.
+        // A prompt pass is the last: its first token.
+        let last = f
+            .milestones
+            .iter()
+            .rfind(|m| m.source == inc.source && m.line < inc.line);
+        match last.map(|m| m.phase) {
+            Some(Phase::Decode) => {
+                return (
+                    Phase::Decode,
+                    format!("the traceback is in {func}, and tokens were already being generated (line {})", last.map_or(0, |m| m.line)),
+                )
+            }
+            Some(Phase::Prefill) if !last.is_some_and(|m| m.done) => {
+                return (
+                    Phase::Prefill,
+                    format!("the traceback is in {func}, right after a prompt pass (line {}): the first token", last.map_or(0, |m| m.line)),
+                )
+            }
+            _ => {}
+        }
+        return (
+            Phase::Unknown,
+            format!("the traceback is in {func}, which runs for the first token (prefill) and every later one (decode)"),
+        );
+    }
+    // A traceback cut short (a paste, a `[...]`) ends on a frame whose code line calls the
+    // step that was running (`self.init_cuda_graph()`): the call names it as a frame would.
+    if let Some((p, call)) = inc
+        .frames
+        .last()
+        .and_then(|fr| fr.code.as_deref())
+        .and_then(called_function)
+        .and_then(|call| voc.phase_of_function(call, "").map(|p| (p, call)))
+        .filter(|(p, _)| *p != Phase::Unknown)
+    {
+        return (p, format!("the last frame calls {call}"));
+    }
+    // The message names the code that raised (`ServerArgs() got multiple values for ...`,
+    // `load_weights() got an unexpected keyword argument`): its identifiers are read as
+    // frames would be, when no frame said anything.
+    if let Some((p, ident)) = message_identifier_phase(voc, &inc.message) {
+        return (p, format!("the message names {ident}"));
+    }
+    // A native tool's own function names its lines (`llama_model_load: ...`,
+    // `ggml_gallocr_reserve_n: failed to allocate ...`): the failing block's and the
+    // lines just before it say which step ran, as a traceback's frames would.
+    if let Some((p, func)) = block_function_phase(voc, f, inc) {
+        return (p, format!("the failing lines are printed by {func}"));
+    }
+    // Raised by module-level code while one module imports another: the program
+    // never got past its imports.
+    if inc.class != FailureClass::BuildError {
+        if let Some(file) = raised_while_importing(&inc.frames) {
+            return (
+                Phase::Startup,
+                format!("it is raised while importing {}", short_path(file)),
+            );
+        }
+    }
+    // A build error right after an install command is an install.
+    if inc.class == FailureClass::BuildError {
+        let sig = voc;
+        let install = f
+            .records
+            .iter()
+            .filter(|r| r.source == inc.source && r.line <= inc.line && r.line + 30 >= inc.line)
+            .any(|r| {
+                sig.signal_matches(r.message())
+                    .into_iter()
+                    .any(|s| sig.signals[s].id == "wheel-build")
+            });
+        if install {
+            return (Phase::Install, "an install command precedes it".into());
+        }
+    }
+    // The same error printed again right after (another rank, or the
+    // framework's own traceback of it) may name the phase.
+    // A traceback printed right after an error line is usually that error surfacing,
+    // whatever class its own exception has.
+    // A traceback with no exception of its own (cut, or a parent process's report of a
+    // worker's failure) cannot be another error: it is this one surfacing.
+    let no_error_of_its_own =
+        |x: &Incident| x.exception.is_none() && x.strength <= GENERIC_STRENGTH.max(8);
+    for other in f.incidents.iter().filter(|x| {
+        x.source == inc.source
+            && x.line > inc.end_line
+            && x.line <= inc.end_line + 80
+            && (x.class == inc.class
+                || (inc.frames.is_empty() && !x.frames.is_empty())
+                || (!x.frames.is_empty() && no_error_of_its_own(x)))
+    }) {
+        if let Some(p) = other.phase_hint.filter(|_| other.class == inc.class) {
+            return (p, format!("the same error at line {} names it", other.line));
+        }
+        if raised_while_importing(&other.frames).is_some() {
+            return (
+                Phase::Startup,
+                format!(
+                    "the traceback at line {} is raised while importing",
+                    other.line
+                ),
+            );
+        }
+        for fr in other.frames.iter().rev() {
+            if let Some(p) = voc
+                .phase_of_function(&fr.function, &fr.file)
+                .filter(|p| *p != Phase::Unknown)
+            {
+                return (
+                    p,
+                    format!(
+                        "the traceback of the same error at line {} passes through {}",
+                        other.line, fr.function
+                    ),
+                );
+            }
+        }
+    }
+    // An error line printed just before the traceback (the engine's own message,
+    // then the Python exception it turned into) may name the phase.
+    if let Some(prev) = f.incidents.iter().rfind(|x| {
+        x.source == inc.source
+            && x.end_line < inc.line
+            && (x.end_line + 3 >= inc.line || (x.role == Role::Weak && x.end_line + 15 >= inc.line))
+    }) {
+        if let Some(p) = prev.phase_hint {
+            return (
+                p,
+                format!("the error at line {} just before names it", prev.line),
+            );
+        }
+    }
+    // The failing block's own words ("crashes as soon as it receives the next batch").
+    if let Some((p, line)) = prose_phase_within(voc, f, inc.source, inc.line, inc.end_line) {
+        return (p, format!("the failing block says so at line {line}"));
+    }
+    // The last milestone before the failure, on the failing rank when it has any.
+    let before: Vec<&Milestone> = f
+        .milestones
+        .iter()
+        .filter(|m| m.source == inc.source && m.line < inc.line)
+        .collect();
+    let on_rank: Vec<&Milestone> = match inc.rank {
+        Some(r) => before
+            .iter()
+            .copied()
+            .filter(|m| m.rank == Some(r))
+            .collect(),
+        None => Vec::new(),
+    };
+    let pool = if on_rank.is_empty() {
+        &before
+    } else {
+        &on_rank
+    };
+    if let Some(m) = pool.last() {
+        let runtime_fault = matches!(
+            inc.class,
+            FailureClass::DeviceSideAssert
+                | FailureClass::NoKernelForArch
+                | FailureClass::IllegalMemoryAccess
+                | FailureClass::GpuOom
+                | FailureClass::ShapeMismatch
+                | FailureClass::MissingWeights
+                | FailureClass::CommError
+                | FailureClass::Hang
+        );
+        let phase = if m.done { successor(m.phase) } else { m.phase };
+        if !(phase == Phase::Startup && runtime_fault) && phase != Phase::Shutdown {
+            return (phase, format!("after line {} ({})", m.line, m.label));
+        }
+    }
+    // Serving-loop frames (`execute_model`, `event_loop_overlap`) say the server was
+    // serving, which is weaker than a milestone (the warm-up request runs there too).
+    for fr in inc.frames.iter().rev() {
+        if voc.serving_function(&fr.function) {
+            return (
+                Phase::Decode,
+                format!(
+                    "the traceback passes through the serving loop ({})",
+                    fr.function
+                ),
+            );
+        }
+    }
+    // A pasted report often says in words when it broke ("on the first request").
+    if let Some((p, line)) = prose_phase(voc, f, inc.source) {
+        return (p, format!("the report says so at line {line}"));
+    }
+    // A shape that does not fit, raised inside a module's `forward`, is the model running on
+    // its first input, not the loader (which raises outside any forward).
+    if inc.class == FailureClass::ShapeMismatch
+        && inc.frames.iter().any(|fr| fr.function == "forward")
+    {
+        return (
+            Phase::Prefill,
+            "the shape error is raised in a module's forward, running the model on its input"
+                .into(),
+        );
+    }
+    let by_class = match inc.class {
+        FailureClass::ImportError | FailureClass::ConfigError => Some(Phase::Startup),
+        // A collective that had already run many times was set up long before.
+        FailureClass::CommError if !voc.shape(ShapeId::LateCollective).is_match(&inc.message) => {
+            Some(Phase::CommInit)
+        }
+        FailureClass::MissingWeights | FailureClass::ShapeMismatch => Some(Phase::WeightLoad),
+        // With no server milestone before it, a compiler error is a build from source,
+        // unless a just-in-time compiler (Triton, Inductor, a JIT extension) ran it.
+        FailureClass::BuildError if !jit_build(voc, f, inc) => Some(Phase::Install),
+        _ => None,
+    };
+    match by_class {
+        Some(p) => (p, format!("{} errors happen there", inc.class)),
+        None => (Phase::Unknown, "the log does not say".into()),
+    }
+}
+
+pub(super) fn successor(p: Phase) -> Phase {
+    match p {
+        Phase::CommInit => Phase::WeightLoad,
+        Phase::WeightLoad => Phase::MemoryPlan,
+        Phase::MemoryPlan => Phase::GraphCapture,
+        Phase::GraphCapture => Phase::Warmup,
+        // A server that became ready and then failed with nothing served in between
+        // failed on its first request's prompt pass.
+        Phase::Warmup => Phase::Prefill,
+        Phase::Prefill | Phase::Decode => Phase::Decode,
+        other => other,
+    }
+}
+
+/// The function a frame's code line calls last in its chain (`self.model_runner.init_cuda_graph(`
+/// and a cut `self.init_cuda_graph` give `init_cuda_graph`), when the line is a call or a
+/// bare attribute: an assignment's target is not a call.
+pub(super) fn called_function(code: &str) -> Option<&str> {
+    static R: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = R.get_or_init(|| {
+        regex::Regex::new(r"^(?:[A-Za-z_][\w.\[\]]*\s*=\s*|return\s+|await\s+)?(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w{3,})\s*(?:\(|$)")
+            .expect("call pattern compiles")
+    });
+    re.captures(code.trim())
+        .and_then(|c| c.get(1))
+        .map(|m| m.as_str())
+}
+
+#[cfg(test)]
+mod call_tests {
+    use super::called_function;
+
+    #[test]
+    fn the_call_of_a_code_line() {
+        assert_eq!(
+            called_function("self.init_cuda_graph"),
+            Some("init_cuda_graph")
+        );
+        assert_eq!(
+            called_function("self.model_runner = ModelRunner("),
+            Some("ModelRunner")
+        );
+        assert_eq!(
+            called_function("out = self.capture_one(bs)"),
+            Some("capture_one")
+        );
+        assert_eq!(called_function("x = a + b"), None);
+        assert_eq!(called_function("if x:"), None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facts::facts_of;
+
+    fn phase(text: &str) -> Phase {
+        facts_of(text).failure.expect("a failure").phase
+    }
+
+    #[test]
+    fn a_frame_through_graph_capture_is_graph_capture() {
+        assert_eq!(
+            phase(
+                "Traceback (most recent call last):\n  File \"/x/cuda_graph_runner.py\", line 10, in capture\n    graph.replay()\nRuntimeError: CUDA error: operation not permitted when stream is capturing\n"
+            ),
+            Phase::GraphCapture
+        );
+    }
+
+    #[test]
+    fn an_error_after_weights_began_loading_is_weight_load() {
+        assert_eq!(
+            phase(
+                "INFO 05-01 10:00:00 [model_runner.py:1] Starting to load model /m...\nKeyError: 'model.layers.0.mlp.experts.w13_weight'\n"
+            ),
+            Phase::WeightLoad
+        );
+    }
+
+    #[test]
+    fn the_phase_after_a_finished_step_is_its_successor() {
+        assert_eq!(successor(Phase::WeightLoad), Phase::MemoryPlan);
+        assert_eq!(successor(Phase::Warmup), Phase::Prefill);
+    }
+}
