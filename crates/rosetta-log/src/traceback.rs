@@ -96,6 +96,8 @@ struct Patterns {
     class_repr: Regex,
     native: Regex,
     frame: Regex,
+    frame_head: Regex,
+    frame_tail: Regex,
     frame_partial: Regex,
     exception: Regex,
 }
@@ -114,6 +116,10 @@ fn patterns() -> &'static Patterns {
         // and c10 `frame #3: c10d::ProcessGroupNCCL::watchdog() + 0x8c (0x7f.. in libtorch.so)`
         native: Regex::new(r"^\s*(?:#\d+\s+(?:0x[0-9a-fA-F]+ in )?|frame #\d+: (?:0x[0-9a-fA-F]+ )?)([A-Za-z_~][\w:~<>,]*?)\s*(?:\(|\+ 0x)(?:.*(?: at | from |\(0x[0-9a-f]+ in )([^\s)]+)\)?\s*$)?").unwrap(),
         frame: Regex::new(r#"File "([^"]+)", line (\d+), in (\S+)"#).unwrap(),
+        // A terminal wrapped a frame line right after `line`: the number and the function
+        // open the next line (`File ".../model.py", line` / `120, in stream_model_load`).
+        frame_head: Regex::new(r#"File "([^"]+)", line\s*$"#).unwrap(),
+        frame_tail: Regex::new(r"^\s*(\d+), in (\S+)\s*$").unwrap(),
         // A pasted snippet that starts mid-frame: `/lib/.../config.py", line 1062, in f`
         frame_partial: Regex::new(r#"^\s*(\S[^"]*)", line (\d+), in (\S+)"#).unwrap(),
         exception: Regex::new(
@@ -177,6 +183,8 @@ struct StreamState {
     flat_frame: u8,
     /// Length of the stream's previous line as printed, to tell a terminal's hard wrap.
     last_len: usize,
+    /// A frame line cut after `line` (its file and record line), waiting for its rest.
+    frame_head: Option<(String, u64)>,
 }
 
 /// Rebuilds tracebacks from the records of all sources, in record order.
@@ -229,15 +237,35 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
             st.chain_pending = true;
             continue;
         }
-        let frame = pat
-            .frame
-            .captures(msg)
-            .or_else(|| pat.frame_partial.captures(msg))
-            .map(|c| Frame {
-                file: c[1].trim().to_string(),
-                line: c[2].parse().unwrap_or(0),
-                function: c[3].trim_end_matches(':').to_string(),
-                code: None,
+        let head = st.frame_head.take();
+        if let Some(c) = pat.frame_head.captures(msg) {
+            st.frame_head = Some((c[1].to_string(), rec.line));
+            st.current
+                .get_or_insert_with(|| Traceback::start(rec, &key.1, None))
+                .end_line = rec.line;
+            continue;
+        }
+        let joined = head
+            .filter(|(_, at)| rec.line == at + 1)
+            .and_then(|(file, _)| {
+                pat.frame_tail.captures(msg).map(|c| Frame {
+                    file,
+                    line: c[1].parse().unwrap_or(0),
+                    function: c[2].trim_end_matches(':').to_string(),
+                    code: None,
+                })
+            });
+        let frame = joined
+            .or_else(|| {
+                pat.frame
+                    .captures(msg)
+                    .or_else(|| pat.frame_partial.captures(msg))
+                    .map(|c| Frame {
+                        file: c[1].trim().to_string(),
+                        line: c[2].parse().unwrap_or(0),
+                        function: c[3].trim_end_matches(':').to_string(),
+                        code: None,
+                    })
             })
             .or_else(|| {
                 pat.native.captures(msg).map(|c| Frame {
@@ -477,6 +505,24 @@ mod tests {
         );
         assert_eq!(parse_exception_line("Error:"), None);
         assert_eq!(parse_exception_line("Error('')"), None);
+    }
+
+    #[test]
+    fn a_frame_wrapped_after_its_line_word_joins_its_rest() {
+        let log = "ERROR:    Traceback (most recent call last):\nERROR:      File \"/x/endpoints/utils/model.py\", line\n120, in stream_model_load\nERROR:        async for m in load_status:\nERROR:      File \"/x/common/model.py\", line 90, in load_model_gen\n";
+        let t = tbs(log);
+        assert_eq!(t.len(), 1);
+        let f: Vec<_> = t[0]
+            .frames
+            .iter()
+            .map(|f| (f.function.as_str(), f.line))
+            .collect();
+        assert_eq!(f, [("stream_model_load", 120), ("load_model_gen", 90)]);
+        assert_eq!(t[0].frames[0].file, "/x/endpoints/utils/model.py");
+        // A line that is only a number and a name, with no cut frame above it, is no frame.
+        assert!(tbs("120, in stream_model_load\n")
+            .iter()
+            .all(|t| t.frames.is_empty()));
     }
 
     #[test]

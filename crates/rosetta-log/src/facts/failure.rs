@@ -44,6 +44,24 @@ pub(super) fn other_inputs(voc: &Vocabulary, f: &LogFacts) -> Vec<OtherFailure> 
     out
 }
 
+/// Whether an incident's key line is a reporter's prose around a quoted error: no logger
+/// prefix, not an exception line, fifteen words or more, and the error words in backticks.
+pub(super) fn narrated_line(f: &LogFacts, inc: &Incident) -> bool {
+    let Some(r) = f
+        .records
+        .iter()
+        .find(|r| r.source == inc.source && r.line == inc.key_line)
+    else {
+        return false;
+    };
+    let msg = r.message().trim();
+    r.prefix.level.is_none()
+        && r.prefix.time.is_none()
+        && msg.matches('`').count() >= 2
+        && msg.split_whitespace().count() >= 15
+        && traceback::parse_exception_line(msg).is_none()
+}
+
 /// Splits root incidents into runs (restarts) and picks the failure; also
 /// returns the line ranges of root incidents that belong to other runs.
 pub(super) fn choose_failure(
@@ -62,6 +80,19 @@ pub(super) fn choose_failure(
         roots = (0..f.incidents.len())
             .filter(|i| root(i, GENERIC_STRENGTH))
             .collect();
+    }
+    // A reporter's sentence that quotes an error in backticks (`first replay fails with
+    // \`HSA_STATUS_...\``) narrates the crash; the log lines the report holds say it first-hand.
+    let narrated: Vec<bool> = f.incidents.iter().map(|x| narrated_line(f, x)).collect();
+    // First-hand means a line a signal names: a traceback cut before its exception says
+    // where, not what, and the sentence may be the only place the error is written.
+    let first_hand = (0..f.incidents.len()).any(|i| {
+        !narrated[i]
+            && f.incidents[i].strength > GENERIC_STRENGTH
+            && !f.incidents[i].signals.is_empty()
+    });
+    if first_hand {
+        roots.retain(|&i| !narrated[i]);
     }
     let all_timed = roots.iter().all(|&i| f.incidents[i].time.is_some());
     let multi_source = f.inputs.len() > 1;
@@ -393,6 +424,23 @@ mod tests {
         let fl = f.failure.as_ref().expect("a failure");
         assert_eq!(fl.class, FailureClass::IllegalMemoryAccess);
         assert_eq!(fl.line, 1);
+    }
+
+    #[test]
+    fn a_sentence_quoting_an_error_yields_to_the_log_it_narrates() {
+        let f = facts_of(
+            "After the upgrade and a normal launch, the first decode replay fails with `HSA_STATUS_ERROR_EXCEPTION: An HSAIL operation resulted in a hardware exception. code: 0x1016`, killing all schedulers.\n\
+             \n\
+             The same model works in eager mode.\n\
+             \n\
+             \n\
+             Exception: Capture cuda graph failed: HIP error: operation failed due to a previous error during capture\n",
+        );
+        let fl = f.failure.as_ref().expect("a failure");
+        assert_eq!(fl.line, 6);
+        // Alone, the narrated error is the failure.
+        let f = facts_of("After the upgrade and a normal launch, the first decode replay fails with `HSA_STATUS_ERROR_EXCEPTION: An HSAIL operation resulted in a hardware exception.` on all ranks.\n");
+        assert_eq!(f.failure.map(|fl| fl.line), Some(1));
     }
 
     #[test]

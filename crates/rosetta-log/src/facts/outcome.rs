@@ -138,6 +138,13 @@ pub(super) fn degenerate_text(voc: &Vocabulary, msg: &str) -> bool {
     if garbled >= 3 && garbled * 5 >= tokens {
         return true;
     }
+    // Text of a language written without spaces is one long token: garbled with bytes that
+    // decode to nothing (U+FFFD) fused to two scripts, one such token is enough.
+    let long_garbled =
+        |t: &str| t.chars().count() >= 12 && t.contains('\u{FFFD}') && garbled_token(t);
+    if tokens <= 3 && msg.split_whitespace().any(long_garbled) {
+        return true;
+    }
     for seg in generated_segments(voc, msg) {
         let mut words: Vec<String> = Vec::new();
         let mut cur = String::new();
@@ -374,6 +381,24 @@ mod tests {
         ] {
             assert!(!degenerate_text(voc(), fine), "{fine}");
         }
+    }
+
+    #[test]
+    fn one_long_garbled_token_of_unspaced_text_is_degenerate() {
+        let v = voc();
+        assert!(degenerate_text(
+            v,
+            "\u{FFFD}2/定有了一个iSA诉快的队/纳厄/否化，4."
+        ));
+        // Ordinary Chinese with a Latin word is not, nor a short token with a lost byte.
+        assert!(!degenerate_text(
+            v,
+            "我们使用Python进行数据分析和模型训练的工作。"
+        ));
+        assert!(!degenerate_text(
+            v,
+            "Error: \u{FFFD}\u{FFFD}ļ\u{FFFD} not found in the path"
+        ));
     }
 
     #[test]
