@@ -17,7 +17,7 @@ dgx07: socketStartConnect: Connect to [fe80::1a2b%eth0]:39281 failed : Connectio
 
 const NODE8: &str = r#"dgx08: [2026-01-01 10:00:02] init_method=tcp://dgx07:29500 rank=1 world_size=2
 dgx08: dgx08:2234:5679 [1] NCCL INFO NET/Socket : Using [0]eth0:10.1.2.8<0>
-dgx08: [W socket.cpp:663] [c10d] The client socket has failed to connect to [a100-box.mycompany.io]:29500 (errno: 110 - Connection timed out).
+dgx08: [W socket.cpp:663] [c10d] The client socket has failed to connect to [a100-box.mycompany.io]:29500 from 10.1.2.8 (errno: 110 - Connection timed out).
 dgx08: Traceback (most recent call last):
 dgx08:   File "/home/alice/venv/lib/python3.11/site-packages/torch/distributed/rendezvous.py", line 190, in _create_c10d_store
 dgx08:     return TCPStore(host=hostname, port=port)
