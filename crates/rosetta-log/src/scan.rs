@@ -707,8 +707,12 @@ fn is_continuation(line: &[u8]) -> bool {
     } else {
         line
     };
-    matches!(body.first(), Some(b' ') | Some(b'\t'))
-        && body.iter().any(|b| !b.is_ascii_whitespace())
+    // `rich` (and IPython-style boxes) draw a traceback inside a box: every line of it opens
+    // with the box's vertical bar.
+    let boxed = body.starts_with("│".as_bytes()) && body.len() > 4;
+    boxed
+        || (matches!(body.first(), Some(b' ') | Some(b'\t'))
+            && body.iter().any(|b| !b.is_ascii_whitespace()))
 }
 
 /// Where to cut a buffer so that the kept part ends a line and the next

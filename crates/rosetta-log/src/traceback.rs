@@ -98,6 +98,8 @@ struct Patterns {
     frame: Regex,
     frame_head: Regex,
     frame_tail: Regex,
+    rich_frame: Regex,
+    rich_code: Regex,
     frame_partial: Regex,
     exception: Regex,
 }
@@ -120,6 +122,10 @@ fn patterns() -> &'static Patterns {
         // open the next line (`File ".../model.py", line` / `120, in stream_model_load`).
         frame_head: Regex::new(r#"File "([^"]+)", line\s*$"#).unwrap(),
         frame_tail: Regex::new(r"^\s*(\d+), in (\S+)\s*$").unwrap(),
+        // `rich`'s boxed traceback: `│ /x/utils.py:2612 in sample   │`, and the frame's
+        // current line marked `│ ❱ 2612 │   outputs = self(   │`.
+        rich_frame: Regex::new(r"^\s*│\s+(\S.*?\.pyx?):(\d+) in (\S+)\s*│?\s*$").unwrap(),
+        rich_code: Regex::new(r"^\s*│\s*❱\s*\d+\s*│(.*?)│?\s*$").unwrap(),
         // A pasted snippet that starts mid-frame: `/lib/.../config.py", line 1062, in f`
         frame_partial: Regex::new(r#"^\s*(\S[^"]*)", line (\d+), in (\S+)"#).unwrap(),
         exception: Regex::new(
@@ -255,7 +261,24 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
                     code: None,
                 })
             });
+        if let Some(c) = pat.rich_code.captures(msg) {
+            let code = c[1].trim_start_matches(|ch: char| ch == '│' || ch.is_whitespace());
+            if let Some(f) = st.current.as_mut().and_then(|t| t.frames.last_mut()) {
+                if f.code.is_none() && !code.trim().is_empty() {
+                    f.code = Some(code.trim().chars().take(300).collect());
+                }
+            }
+            continue;
+        }
         let frame = joined
+            .or_else(|| {
+                pat.rich_frame.captures(msg).map(|c| Frame {
+                    file: c[1].trim().to_string(),
+                    line: c[2].parse().unwrap_or(0),
+                    function: c[3].to_string(),
+                    code: None,
+                })
+            })
             .or_else(|| {
                 pat.frame
                     .captures(msg)
@@ -505,6 +528,26 @@ mod tests {
         );
         assert_eq!(parse_exception_line("Error:"), None);
         assert_eq!(parse_exception_line("Error('')"), None);
+    }
+
+    #[test]
+    fn a_rich_boxed_traceback_gives_its_frames_and_code() {
+        let log = "╭──────── Traceback (most recent call last) ────────╮\n│ /srv/app/run.py:116 in <module>                   │\n│                                                   │\n│   115 │   start = time.time()                     │\n│ ❱ 116 │   outputs = pipe(inputs,                  │\n│                                                   │\n│ /x/transformers/generation/utils.py:2612 in sample │\n│ ❱ 2612 │   │   │   outputs = self(                │\n╰───────────────────────────────────────────────────╯\nTypeError: mlp_gemm_fp16(): incompatible function arguments.\n";
+        let t = tbs(log);
+        assert_eq!(t.len(), 1, "{t:?}");
+        let f: Vec<_> = t[0]
+            .frames
+            .iter()
+            .map(|f| (f.function.as_str(), f.line))
+            .collect();
+        assert_eq!(f, [("<module>", 116), ("sample", 2612)]);
+        assert_eq!(t[0].frames[0].file, "/srv/app/run.py");
+        assert_eq!(t[0].frames[1].code.as_deref(), Some("outputs = self("));
+        let ex = t[0]
+            .exception
+            .as_ref()
+            .expect("the exception after the box");
+        assert_eq!(ex.type_name, "TypeError");
     }
 
     #[test]
