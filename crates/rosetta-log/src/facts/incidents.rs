@@ -135,20 +135,7 @@ pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback])
                     | "IndexError"
             );
             if generic && inc.class == FailureClass::PythonError {
-                let frame_text: String = tb
-                    .frames
-                    .iter()
-                    .rev()
-                    .take(3)
-                    .map(|f| {
-                        format!(
-                            "{} {} {}\n",
-                            f.file,
-                            f.function,
-                            f.code.as_deref().unwrap_or("")
-                        )
-                    })
-                    .collect();
+                let frame_text = frames_text(tb.frames.iter().rev().take(3));
                 let innermost_config = tb.frames.last().is_some_and(|f| {
                     f.file
                         .rsplit('/')
@@ -166,18 +153,7 @@ pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback])
             }
         } else if inc.strength == 0 {
             // Frames without an exception line: a truncated traceback; config code names the class.
-            let frame_text: String = tb
-                .frames
-                .iter()
-                .map(|f| {
-                    format!(
-                        "{} {} {}\n",
-                        f.file,
-                        f.function,
-                        f.code.as_deref().unwrap_or("")
-                    )
-                })
-                .collect();
+            let frame_text = frames_text(tb.frames.iter());
             let in_build = raised_in_build(voc, &tb.frames);
             inc.class = if in_build {
                 FailureClass::BuildError
@@ -402,6 +378,20 @@ pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback])
 /// The strength of an error line that no signal names: below every signal and below a
 /// bare exception line (10), so that anything more specific wins.
 pub(super) const GENERIC_STRENGTH: u8 = 6;
+
+/// The frames as text for the vocabulary's word checks: file, function and code, a line each.
+fn frames_text<'a>(frames: impl Iterator<Item = &'a Frame>) -> String {
+    frames
+        .map(|f| {
+            format!(
+                "{} {} {}\n",
+                f.file,
+                f.function,
+                f.code.as_deref().unwrap_or("")
+            )
+        })
+        .collect()
+}
 
 /// A line at error level, or one that opens with an error banner (`ERROR:`, `error:`,
 /// `FATAL`, `fatal error`, `[E]`, ...; the `error-line` shape).

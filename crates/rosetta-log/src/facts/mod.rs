@@ -168,8 +168,8 @@ pub struct Failure {
 
 impl Failure {
     /// A failure read from the log's content rather than from an error incident
-    /// (wrong output, a log that stops mid-way).
-    fn without_incident(
+    /// (wrong output, a log that stops mid-way, a launch that `rosetta run` saw stall).
+    pub fn without_incident(
         class: FailureClass,
         phase: Phase,
         reason: &str,

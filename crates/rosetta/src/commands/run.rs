@@ -346,31 +346,18 @@ fn stall_failure(
         .map(|(_, l, t)| (*l, t.trim().chars().take(200).collect::<String>()))
         .unwrap_or((facts.inputs.first().map_or(0, |i| i.lines), String::new()));
     let silent = ending.silent_for.map(|d| d.as_secs()).unwrap_or(0);
-    rosetta_log::Failure {
-        class: FailureClass::Hang,
-        phase: ending.phase.unwrap_or(Phase::Unknown),
-        phase_reason: format!(
+    rosetta_log::Failure::without_incident(
+        FailureClass::Hang,
+        ending.phase.unwrap_or(Phase::Unknown),
+        &format!(
             "rosetta run saw no output for {silent} s while the status was `{}`",
             ending.status
         ),
-        rank: None,
-        ranks: Vec::new(),
-        source: 0,
+        0,
         line,
-        time: None,
-        message: format!("no output for {silent} s after: {text}"),
-        exception: None,
-        frames: Vec::new(),
-        asynchronous: false,
-        sync_point: None,
-        signals: vec!["rosetta-run-stall"],
-        incident: usize::MAX,
-        run: (0, 1),
-        run_start: 1,
-        earlier_runs: Vec::new(),
-        unseen_runs: None,
-        surfaced: None,
-    }
+        format!("no output for {silent} s after: {text}"),
+        "rosetta-run-stall",
+    )
 }
 
 fn probe_line(p: &rosetta_journal::ProbeResult) -> String {
