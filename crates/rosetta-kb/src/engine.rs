@@ -4,8 +4,9 @@
 //! fired rules, lowered by rules against it; confidences are the scores
 //! normalised. Facts come in through `Context`; no rule reads a file.
 
+use crate::fact::Fact;
 use crate::rule::{Cost, Kind, Rule};
-use crate::tables::{GpuTable, Known, ModelTypeTable};
+use crate::tables::{GpuTable, ModelTypeTable};
 use crate::KnowledgeBase;
 use pep440_rs::Version;
 use regex::{Captures, Regex};
@@ -363,12 +364,11 @@ impl<'a> Context<'a> {
     }
 
     /// A derived fact, with the evidence for it.
-    fn fact(&self, name: &str) -> (bool, Vec<Evidence>) {
+    fn fact(&self, fact: Fact) -> (bool, Vec<Evidence>) {
         let log = self.log;
         let f = log.failure.as_ref();
-        match name {
-            "asynchronous" => (f.is_some_and(|f| f.asynchronous), vec![]),
-            "position-overflow" => {
+        match fact {
+            Fact::PositionOverflow => {
                 let p = &log.extracted.positions;
                 let mut ev = Vec::new();
                 if let Some(l) = &p.limit {
@@ -393,7 +393,7 @@ impl<'a> Context<'a> {
                 }
                 (p.overflow(), ev)
             }
-            "multi-rank" => {
+            Fact::MultiRank => {
                 let tp = [
                     "tp_size",
                     "dp_size",
@@ -416,85 +416,41 @@ impl<'a> Context<'a> {
                     vec![],
                 )
             }
-            "cuda-graph-on" => (
+            Fact::CudaGraphOn => (
                 !(self.arg_true("disable_cuda_graph") || self.arg_true("enforce_eager")),
                 vec![],
             ),
-            "exception" => (
+            Fact::Exception => (
                 log.failure_incident()
                     .is_some_and(|i| i.exception.is_some())
                     || f.is_some_and(|f| f.exception.is_some()),
                 vec![],
             ),
-            "traceback" => (
+            Fact::Traceback => (
                 log.failure_incident().is_some_and(|i| !i.frames.is_empty()),
                 vec![],
             ),
-            "serving" | "ready-before-failure" => {
+            Fact::Serving => {
                 let Some(f) = f else { return (false, vec![]) };
-                let ready = log.milestones.iter().find(|m| {
+                let started = log.milestones.iter().any(|m| {
                     m.source == f.source
                         && m.line < f.line
-                        && (m.label == "ready"
-                            || (name == "serving"
-                                && matches!(m.label, "decode" | "prefill" | "request" | "serving")))
+                        && matches!(m.label, "ready" | "decode" | "prefill" | "request" | "serving")
                 });
-                match ready {
+                if started {
                     // Context, not evidence: that the server had started bears on no
                     // cause by itself, so its line is not cited.
-                    Some(_) => (true, vec![]),
-                    // vLLM dumps the scheduled batch when a step fails: it was serving.
-                    None if name == "serving" => match self.find_line(step_dump_line()) {
-                        Some((r, _)) => (true, vec![self.evidence(r.source, r.line, r.message())]),
-                        None => (false, vec![]),
-                    },
+                    return (true, vec![]);
+                }
+                // vLLM dumps the scheduled batch when a step fails: it was serving.
+                match self.find_line(step_dump_line()) {
+                    Some((r, _)) => (true, vec![self.evidence(r.source, r.line, r.message())]),
                     None => (false, vec![]),
                 }
             }
-            "new-arch" => self.arch_fact(|n| n >= 100),
-            "old-arch" => self.arch_fact(|n| n <= 75),
-            "gpu-known" => (
-                !self.gpu_archs.is_empty(),
-                self.gpu_archs
-                    .iter()
-                    .map(|(_, e)| e.clone())
-                    .take(1)
-                    .collect(),
-            ),
-            "amd" => {
-                let gfx = self.gpu_archs.iter().any(|(a, _)| a.starts_with("gfx"))
-                    || log
-                        .extracted
-                        .arch_mentions
-                        .iter()
-                        .any(|a| a.value.starts_with("gfx"));
-                let hip = self.failure_text.contains("HIP")
-                    || self.failure_text.contains("hip")
-                    || self.failure_text.contains("ROCm");
-                (gfx || hip, vec![])
-            }
-            "model-type-unknown" => {
-                let table = ModelTypeTable::embedded();
-                let Some((tv, tev)) = self.versions.get("transformers") else {
-                    return (false, vec![]);
-                };
-                for mt in &log.extracted.model_types {
-                    if let Known::NotYet { first } = table.knows(&mt.value, tv) {
-                        let mut ev = vec![self.evidence(
-                            mt.source,
-                            mt.line,
-                            &format!(
-                                "model type {} first appears in transformers {first}",
-                                mt.value
-                            ),
-                        )];
-                        ev.extend(tev.clone());
-                        return (true, ev);
-                    }
-                }
-                (false, vec![])
-            }
-            "env:no-code-for-gpu" => match self.machine {
+            Fact::NewArch => self.arch_fact(|n| n >= 100),
+            Fact::OldArch => self.arch_fact(|n| n <= 75),
+            Fact::EnvNoCodeForGpu => match self.machine {
                 Some(m) if !m.no_code.is_empty() => (
                     true,
                     m.no_code
@@ -512,7 +468,7 @@ impl<'a> Context<'a> {
                 ),
                 _ => (false, vec![]),
             },
-            "env:torch-cuda-newer-than-driver" => match self
+            Fact::EnvTorchCudaNewerThanDriver => match self
                 .machine
                 .and_then(|m| m.torch_cuda_newer_than_driver.as_ref())
             {
@@ -528,7 +484,7 @@ impl<'a> Context<'a> {
                 ),
                 None => (false, vec![]),
             },
-            "request-token-beyond-vocab" => {
+            Fact::RequestTokenBeyondVocab => {
                 let v = &log.extracted.vocab;
                 let mut ev = Vec::new();
                 if let (Some(s), Some(m)) = (&v.size, &v.max_request_id) {
@@ -545,7 +501,7 @@ impl<'a> Context<'a> {
                 }
                 (v.overflow(), ev)
             }
-            "fp16" => {
+            Fact::Fp16 => {
                 let flag = ["dtype", "torch_dtype"].iter().find_map(|k| {
                     self.arg(k).filter(|a| {
                         matches!(
@@ -568,7 +524,7 @@ impl<'a> Context<'a> {
                     None => (false, vec![]),
                 }
             }
-            "context-over-limit" => {
+            Fact::ContextOverLimit => {
                 let p = &log.extracted.positions;
                 match (&p.configured, &p.limit) {
                     (Some(c), Some(l)) if c.value > l.value => (
@@ -581,7 +537,7 @@ impl<'a> Context<'a> {
                     _ => (false, vec![]),
                 }
             }
-            "shape-ratio-tp" => {
+            Fact::ShapeRatioTp => {
                 let tp = self
                     .arg("tp_size")
                     .and_then(|a| a.value.parse::<u64>().ok())
@@ -596,12 +552,7 @@ impl<'a> Context<'a> {
                 let hit = nums.iter().any(|&a| nums.iter().any(|&b| a == b * tp));
                 (hit, vec![])
             }
-            "memory-headroom-short" => self.memory_headroom_short(),
-            "cascade-ranks" => (
-                f.is_some_and(|f| f.ranks.len() > 1) || log.incidents.len() > 1,
-                vec![],
-            ),
-            _ => (false, vec![]),
+            Fact::MemoryHeadroomShort => self.memory_headroom_short(),
         }
     }
 
@@ -791,25 +742,25 @@ impl<'a> Context<'a> {
                 return None;
             }
         }
-        let before_launch: &[String] = match (&rule.def.preflight, self.preflight) {
+        let before_launch: &[Fact] = match (&rule.def.preflight, self.preflight) {
             (Some(p), true) => &p.facts,
             _ => &[],
         };
-        for name in w.facts.iter().chain(before_launch) {
-            if self.preflight && crate::rule::FAILURE_FACTS.contains(&name.as_str()) {
+        for &fact in w.facts.iter().chain(before_launch) {
+            if self.preflight && fact.needs_run() {
                 continue;
             }
-            let (ok, e) = self.fact(name);
+            let (ok, e) = self.fact(fact);
             if !ok {
                 return None;
             }
             ev.extend(e);
         }
-        for name in &w.not_facts {
-            if self.preflight && crate::rule::FAILURE_FACTS.contains(&name.as_str()) {
+        for &fact in &w.not_facts {
+            if self.preflight && fact.needs_run() {
                 continue;
             }
-            if self.fact(name).0 {
+            if self.fact(fact).0 {
                 return None;
             }
         }

@@ -135,4 +135,19 @@ mod tests {
         }
         assert!(!kb.literals().is_empty());
     }
+
+    #[test]
+    fn every_fact_is_asked_by_some_rule() {
+        // A fact no rule asks is code no log can reach: drop it, or write its rule.
+        let kb = KnowledgeBase::embedded().unwrap();
+        for fact in crate::fact::Fact::ALL {
+            let asked = kb.rules.iter().any(|r| {
+                let w = &r.def.when;
+                w.facts.contains(&fact)
+                    || w.not_facts.contains(&fact)
+                    || r.def.preflight.as_ref().is_some_and(|p| p.facts.contains(&fact))
+            });
+            assert!(asked, "no built-in rule asks the fact `{fact}`");
+        }
+    }
 }

@@ -8,6 +8,7 @@ pub mod change;
 pub mod config_lint;
 pub mod engine;
 pub mod error;
+pub mod fact;
 mod kb;
 mod machine;
 pub mod plan;

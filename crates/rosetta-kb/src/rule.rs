@@ -4,6 +4,7 @@
 //! specifiers parse, words are from the vocabulary); matching is `engine`'s.
 
 use crate::error::KbError;
+use crate::fact::Fact;
 use pep440_rs::VersionSpecifiers;
 use rosetta_log::lazy::LazyRegex;
 use rosetta_schema::{Cause, FailureClass, Phase};
@@ -133,10 +134,10 @@ pub struct When {
     pub not_lines: Vec<String>,
     /// Derived facts that must hold.
     #[serde(default)]
-    pub facts: Vec<String>,
+    pub facts: Vec<Fact>,
     /// Derived facts that must not hold.
     #[serde(default)]
-    pub not_facts: Vec<String>,
+    pub not_facts: Vec<Fact>,
 }
 
 /// How a rule reads before launch (`rosetta preflight`): its severity, and
@@ -152,88 +153,8 @@ pub struct Preflight {
     pub severity: rosetta_report::Severity,
     /// Derived facts that must hold before launch, in addition to `[when]`'s.
     #[serde(default)]
-    pub facts: Vec<String>,
+    pub facts: Vec<Fact>,
 }
-
-/// Derived facts that need a failure (or a log of a run) to hold; preflight does not ask them.
-pub const FAILURE_FACTS: &[&str] = &[
-    "asynchronous",
-    "position-overflow",
-    "traceback",
-    "exception",
-    "serving",
-    "ready-before-failure",
-    "cascade-ranks",
-    "request-token-beyond-vocab",
-    "shape-ratio-tp",
-];
-
-/// The derived facts a rule may name.
-pub const FACTS: &[(&str, &str)] = &[
-    ("asynchronous", "the CUDA error is reported asynchronously"),
-    (
-        "position-overflow",
-        "positions reach or pass the model's position limit",
-    ),
-    (
-        "multi-rank",
-        "more than one rank (tp/dp/ep > 1, or several ranks in the log)",
-    ),
-    (
-        "cuda-graph-on",
-        "CUDA graphs are on (not disabled, not eager)",
-    ),
-    ("traceback", "the failure has a Python traceback"),
-    (
-        "exception",
-        "the failure names an exception type (`ValueError: ...`), not a bare error line",
-    ),
-    (
-        "serving",
-        "the server was serving requests before the failure",
-    ),
-    (
-        "ready-before-failure",
-        "the server reached ready before the failure",
-    ),
-    ("new-arch", "the GPU is sm_100 or newer"),
-    ("old-arch", "the GPU is sm_75 or older"),
-    ("amd", "the GPU is AMD (ROCm / HIP)"),
-    ("gpu-known", "the GPU's arch is known"),
-    (
-        "model-type-unknown",
-        "a model type in the log is unknown to the transformers version in the log",
-    ),
-    (
-        "env:no-code-for-gpu",
-        "(--env) a CUDA library has no code for the GPU present",
-    ),
-    (
-        "env:torch-cuda-newer-than-driver",
-        "(--env) torch is built for a newer CUDA than the driver supports",
-    ),
-    ("cascade-ranks", "other ranks failed after the first one"),
-    (
-        "request-token-beyond-vocab",
-        "a request names a token id at or above the vocabulary size printed in the log",
-    ),
-    (
-        "fp16",
-        "the model runs in float16 (dtype flag or a line saying so)",
-    ),
-    (
-        "shape-ratio-tp",
-        "the failing shape mismatch has one size equal to the other times the tensor-parallel size",
-    ),
-    (
-        "context-over-limit",
-        "the configured context length is above the model's position limit",
-    ),
-    (
-        "memory-headroom-short",
-        "the memory fraction leaves less room for activations and CUDA graphs than the engine's own default keeps (needs the GPU's memory: --env, or preflight)",
-    ),
-];
 
 /// A rule as written in its file.
 #[derive(Debug, Clone, Deserialize)]
@@ -399,23 +320,12 @@ impl Rule {
         if def.kind == Kind::Note && def.note.is_none() {
             return Err(field("note", "a note rule needs a note".into()));
         }
-        for f in def.when.facts.iter().chain(&def.when.not_facts) {
-            if !FACTS.iter().any(|(n, _)| n == f) {
-                let valid: Vec<&str> = FACTS.iter().map(|(n, _)| *n).collect();
-                return Err(field(
-                    "when.facts",
-                    format!("unknown fact `{f}` (valid: {})", valid.join(", ")),
-                ));
-            }
-        }
         if let Some(p) = &def.preflight {
-            for f in &p.facts {
-                if !FACTS.iter().any(|(n, _)| n == f) || FAILURE_FACTS.contains(&f.as_str()) {
-                    return Err(field(
-                        "preflight.facts",
-                        format!("`{f}` is not a fact that holds before launch"),
-                    ));
-                }
+            if let Some(f) = p.facts.iter().find(|f| f.needs_run()) {
+                return Err(field(
+                    "preflight.facts",
+                    format!("`{f}` needs a run: it does not hold before launch"),
+                ));
             }
             let w = &def.when;
             let before_launch = !(w.gpu_arch.is_empty()
@@ -425,13 +335,16 @@ impl Rule {
                 && w.any_args.is_empty()
                 && w.versions.is_empty()
                 && p.facts.is_empty()
-                && w.facts.iter().all(|f| FAILURE_FACTS.contains(&f.as_str())));
+                && w.facts.iter().all(|f| f.needs_run()));
             if !before_launch {
                 return Err(field(
                     "preflight",
                     "no condition that holds before launch (gpu_arch, model_type, args, versions, facts): it would fire on every launch".into(),
                 ));
             }
+        }
+        if check {
+            check_templates(&def).map_err(|(f, m)| field(&f, m))?;
         }
         for (i, x) in def.experiments.iter().enumerate() {
             for c in &x.change {
@@ -538,6 +451,57 @@ impl Rule {
 
 pub use rosetta_log::literals::required_literals;
 
+/// Every `{placeholder}` of the rule's templates names a value the engine
+/// fills: a template value, `arg:KEY`, `version:PKG`, or a capture of the
+/// rule's own patterns. A wrong name would print `?` to the user.
+fn check_templates(def: &RuleFile) -> Result<(), (String, String)> {
+    let w = &def.when;
+    let captures: Vec<String> = w
+        .message
+        .iter()
+        .chain(&w.frames)
+        .chain(&w.lines)
+        .chain(&w.any_lines)
+        .flat_map(|p| capture_names(p))
+        .collect();
+    let mut templates = vec![("summary".to_string(), def.summary.as_str())];
+    templates.extend(def.why.as_deref().map(|t| ("why".to_string(), t)));
+    templates.extend(def.note.as_deref().map(|t| ("note".to_string(), t)));
+    for (i, x) in def.experiments.iter().enumerate() {
+        templates.push((format!("try[{i}].do"), x.action.as_str()));
+        templates.extend(x.tells.as_deref().map(|t| (format!("try[{i}].tells"), t)));
+    }
+    for (name, text) in templates {
+        for p in crate::fact::placeholders(text) {
+            if !crate::fact::is_template_value(p, &captures) {
+                return Err((
+                    name,
+                    format!(
+                        "`{{{p}}}` is no value a template may use (see docs/rules.md: template values, \
+                         `arg:KEY`, `version:PKG`, or a capture of this rule's patterns)"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The named groups of a pattern: `(?P<name>` and `(?<name>`.
+fn capture_names(pattern: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for start in ["(?P<", "(?<"] {
+        let mut rest = pattern;
+        while let Some(i) = rest.find(start) {
+            rest = &rest[i + start.len()..];
+            if let Some(j) = rest.find('>') {
+                out.push(rest[..j].to_string());
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -585,6 +549,31 @@ cost = "env"
         .unwrap_err()
         .to_string();
         assert!(e.contains("file name"), "{e}");
+    }
+
+    #[test]
+    fn facts_and_template_values_are_checked() {
+        let head = "id = \"t\"\ncause = \"kernel-bug\"\nweight = 0.1\n";
+        let parse = |body: &str| Rule::parse(Path::new("t.toml"), &format!("{head}{body}"));
+        let e = parse("summary = \"s\"\n[when]\nfacts = [\"gpu-melted\"]")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("gpu-melted") && e.contains("multi-rank"), "{e}");
+        let e = parse("summary = \"s\"\n[when]\nlines = [\"x\"]\n[preflight]\nseverity = \"risk\"\nfacts = [\"serving\"]")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("preflight.facts") && e.contains("serving"), "{e}");
+        // A misspelt value would print `?`; a capture of the rule's own pattern is fine.
+        let e = parse("summary = \"on {kernal}\"\n[when]\nlines = [\"in (?P<kernel>\\\\w+)\"]")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("summary") && e.contains("{kernal}"), "{e}");
+        let r = parse("summary = \"on {kernel} {gpu_arch|?} {arg:tp_size} {1}\"\n[when]\nlines = [\"in (?P<kernel>\\\\w+)\"]\n[[try]]\ndo = \"--x {version:torch}\"\ncost = \"look\"").unwrap();
+        assert_eq!(r.def.when.facts, Vec::<Fact>::new());
+        let e = parse("summary = \"s\"\n[[try]]\ndo = \"--x {nope}\"\ncost = \"look\"")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("try[0].do"), "{e}");
     }
 
     #[test]
