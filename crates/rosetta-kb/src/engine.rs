@@ -435,7 +435,10 @@ impl<'a> Context<'a> {
                 let started = log.milestones.iter().any(|m| {
                     m.source == f.source
                         && m.line < f.line
-                        && matches!(m.label, "ready" | "decode" | "prefill" | "request" | "serving")
+                        && matches!(
+                            m.label,
+                            "ready" | "decode" | "prefill" | "request" | "serving"
+                        )
                 });
                 if started {
                     // Context, not evidence: that the server had started bears on no

@@ -145,7 +145,10 @@ mod tests {
                 let w = &r.def.when;
                 w.facts.contains(&fact)
                     || w.not_facts.contains(&fact)
-                    || r.def.preflight.as_ref().is_some_and(|p| p.facts.contains(&fact))
+                    || r.def
+                        .preflight
+                        .as_ref()
+                        .is_some_and(|p| p.facts.contains(&fact))
             });
             assert!(asked, "no built-in rule asks the fact `{fact}`");
         }

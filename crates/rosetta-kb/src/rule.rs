@@ -562,7 +562,10 @@ cost = "env"
         let e = parse("summary = \"s\"\n[when]\nlines = [\"x\"]\n[preflight]\nseverity = \"risk\"\nfacts = [\"serving\"]")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("preflight.facts") && e.contains("serving"), "{e}");
+        assert!(
+            e.contains("preflight.facts") && e.contains("serving"),
+            "{e}"
+        );
         // A misspelt value would print `?`; a capture of the rule's own pattern is fine.
         let e = parse("summary = \"on {kernal}\"\n[when]\nlines = [\"in (?P<kernel>\\\\w+)\"]")
             .unwrap_err()

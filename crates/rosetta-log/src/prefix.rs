@@ -103,6 +103,7 @@ struct Patterns {
     location: Regex,
     bracket_location: Regex,
     tag: Regex,
+    compose: Regex,
 }
 
 fn patterns() -> &'static Patterns {
@@ -132,6 +133,8 @@ fn patterns() -> &'static Patterns {
         // ` [multiproc_executor.py:852] `: vLLM's location tag left when a paste cut the rest of the prefix
         bracket_location: Regex::new(r"^\s*\[([\w\-.]+\.py:\d+)\]\s?").unwrap(),
         tag: Regex::new(r"(DP|TP|EP|PP|CP|ATTN_CP|MOE_DP)(\d+)").unwrap(),
+        // `vllm-1  | INFO ...`: docker compose names the service, padded, before a bar.
+        compose: Regex::new(r"^([a-z0-9][a-z0-9_.\-]{0,40})\s+\| ").unwrap(),
     })
 }
 
@@ -214,6 +217,7 @@ fn may_be_location(rest: &str) -> bool {
 }
 
 struct Gates {
+    compose: bool,
     ray: bool,
     quote: bool,
     nccl: bool,
@@ -239,6 +243,7 @@ fn nccl_finder() -> &'static memchr::memmem::Finder<'static> {
 
 impl Gates {
     const OPEN: Gates = Gates {
+        compose: true,
         ray: true,
         quote: true,
         nccl: true,
@@ -268,6 +273,8 @@ impl Gates {
             |c: u8| matches!(c, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r') || c >= 0x80;
         let open = b0 == b'[';
         Gates {
+            compose: (b0.is_ascii_lowercase() || b0.is_ascii_digit())
+                && memchr::memchr(b'|', &b[..b.len().min(64)]).is_some(),
             ray: b0 == b'(',
             quote: b0 == b'>' || b0 == b'`' || rest.trim_start_matches(' ').starts_with('|'),
             nccl: nccl_finder().find(b).is_some(),
@@ -318,7 +325,13 @@ fn parse_with(line: &str, ungated: bool) -> Prefix {
     for _ in 0..8 {
         let before = pos;
         let g = gates(rest);
-        if let Some(c) = g.ray.then(|| pat.ray.captures(rest)).flatten().filter(|c| {
+        if let Some(c) = (pos == 0 && g.compose)
+            .then(|| pat.compose.captures(rest))
+            .flatten()
+        {
+            p.process = Some(c[1].to_string());
+            pos += c[0].len();
+        } else if let Some(c) = g.ray.then(|| pat.ray.captures(rest)).flatten().filter(|c| {
             c.get(3).is_some()
                 || [
                     "Worker",
@@ -565,6 +578,29 @@ mod tests {
         let p = parse(l);
         assert_eq!(p.tp, Some(1));
         assert_eq!(msg(l, &p), "hi");
+    }
+
+    #[test]
+    fn docker_compose_service_prefixes() {
+        let l = "vllm-1  | INFO 06-12 08:49:30 [core.py:700] EngineCore failed to start.";
+        let p = parse(l);
+        assert_eq!(p.process.as_deref(), Some("vllm-1"));
+        assert_eq!(p.level, Some(Level::Info));
+        assert_eq!(msg(l, &p), "EngineCore failed to start.");
+        let l = "scalellm          | ./entrypoint.sh: line 28:     7 Killed     /app/bin/scalellm";
+        assert_eq!(
+            msg(l, &parse(l)),
+            "./entrypoint.sh: line 28:     7 Killed     /app/bin/scalellm"
+        );
+        // A table row, a shell pipe and a bar later in the line are not service names.
+        for l in [
+            "| NVIDIA-SMI 550.54 |",
+            "cat log.txt | grep ERROR",
+            "Error: x | y",
+        ] {
+            let p = parse(l);
+            assert!(p.process.is_none(), "{l}");
+        }
     }
 
     #[test]

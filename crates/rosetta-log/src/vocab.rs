@@ -95,10 +95,12 @@ pub enum ShapeId {
     ErrorLine,
     /// A collective that had already run many times (communication set up long before).
     LateCollective,
+    /// The words of chat-template markers (`end_of_turn`, `im_start`, `eot`).
+    ChatMarker,
 }
 
 impl ShapeId {
-    const ALL: [ShapeId; 12] = [
+    const ALL: [ShapeId; 13] = [
         ShapeId::BenignNcclWarn,
         ShapeId::IgnoredImport,
         ShapeId::PythonWarning,
@@ -111,6 +113,7 @@ impl ShapeId {
         ShapeId::OutputContext,
         ShapeId::ErrorLine,
         ShapeId::LateCollective,
+        ShapeId::ChatMarker,
     ];
 }
 

@@ -261,6 +261,49 @@ pub(super) fn punctuation_soup(seg: &str, words: &[String]) -> bool {
     letters * 2 < words.len() * 7
 }
 
+/// A word of generated text that is a chat-template marker, whole or in pieces: a marker
+/// word (`end`, `turn`, `im_`, data in `kb/vocab/shapes.toml`) glued to marker punctuation
+/// (`<end_`, `end_of_turn_of_of_turn>`, `<|im_end|>`).
+fn marker_fragment(voc: &Vocabulary, token: &str) -> bool {
+    let punct = token.contains(['<', '>', '|']) || token.starts_with('_') || token.ends_with('_');
+    punct && voc.shape(ShapeId::ChatMarker).is_match(token)
+}
+
+/// The reply to an interactive prompt (`>>> hi`, as ollama and llama.cpp's chat print it)
+/// strewn with template markers: at least five, a tenth of its words. A reply is the lines
+/// after a prompt line up to the next one. Logged prompts (`prompt: '<|im_start|>user ...'`)
+/// are not replies, so they never count. Returns the first reply line holding a marker.
+fn transcript_with_markers<'a>(
+    voc: &Vocabulary,
+    lines: &'a [(usize, u64, String)],
+) -> Option<&'a (usize, u64, String)> {
+    let is_prompt = |t: &str| t.trim_start().starts_with(">>> ");
+    let mut i = 0;
+    while i < lines.len() {
+        if !is_prompt(&lines[i].2) {
+            i += 1;
+            continue;
+        }
+        let reply_end = (i + 1..lines.len())
+            .find(|&j| is_prompt(&lines[j].2) || lines[j].0 != lines[i].0)
+            .unwrap_or(lines.len());
+        let reply = &lines[i + 1..reply_end];
+        let words = reply.iter().flat_map(|(_, _, t)| t.split_whitespace());
+        let (mut n, mut markers) = (0usize, 0usize);
+        for w in words {
+            n += 1;
+            markers += usize::from(marker_fragment(voc, w));
+        }
+        if markers >= 5 && markers * 10 >= n {
+            return reply
+                .iter()
+                .find(|(_, _, t)| t.split_whitespace().any(|w| marker_fragment(voc, w)));
+        }
+        i = reply_end;
+    }
+    None
+}
+
 pub(super) fn wrong_output_lines(voc: &Vocabulary, f: &LogFacts) -> Option<Failure> {
     let re = voc.shape(ShapeId::WrongOutput);
     // A run of Latin-1 letters is byte-level BPE leaking into text only with its
@@ -284,10 +327,13 @@ pub(super) fn wrong_output_lines(voc: &Vocabulary, f: &LogFacts) -> Option<Failu
     let Some(rec) = rec else {
         // A transcript's last lines: an answer that is one symbol over and over
         // (`44444444…`) holds no word the scanner looks for.
+        // A chat transcript's reply strewn with pieces of template markers.
         let (source, line, text) = f
             .last_lines
             .iter()
-            .find(|(_, _, t)| single_symbol_run(t.trim(), 32))?;
+            .find(|(_, _, t)| single_symbol_run(t.trim(), 32))
+            .or_else(|| transcript_with_markers(voc, &f.first_lines))
+            .or_else(|| transcript_with_markers(voc, &f.last_lines))?;
         return Some(Failure::without_incident(
             FailureClass::WrongOutput,
             Phase::Decode,
@@ -399,6 +445,32 @@ mod tests {
             v,
             "Error: \u{FFFD}\u{FFFD}ļ\u{FFFD} not found in the path"
         ));
+    }
+
+    fn numbered(text: &str) -> Vec<(usize, u64, String)> {
+        text.lines()
+            .enumerate()
+            .map(|(i, l)| (0, i as u64 + 1, l.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn a_reply_strewn_with_template_markers_is_wrong_output() {
+        let v = voc();
+        let broken = numbered(
+            ">>> hello\nHello<|im_end|> there\n<|im_start|>assistant\nHi<|im_end|>\n<|im_start|>assistant I am\n<|im_end|> <|im_start|>\n>>> /bye",
+        );
+        assert_eq!(transcript_with_markers(v, &broken).map(|l| l.1), Some(2));
+        let pieces = numbered(">>> hi\nHi there <end_ doing\nend_of_turn_of_of_turn> I\n<start> end> <turn\nHow are you");
+        assert!(transcript_with_markers(v, &pieces).is_some());
+        // A healthy reply, HTML in a reply, and a logged prompt are not.
+        for fine in [
+            ">>> hi\nHello! How can I help you today?\n>>> /bye",
+            ">>> write html\n<div class=\"a\"> <p>text</p> </div> <span id=\"b\"> <ul> <li>x</li> </ul>",
+            "INFO Received request: prompt: '<|im_start|>system <|im_end|> <|im_start|>user hi <|im_end|> <|im_start|>assistant'",
+        ] {
+            assert!(transcript_with_markers(v, &numbered(fine)).is_none(), "{fine}");
+        }
     }
 
     #[test]

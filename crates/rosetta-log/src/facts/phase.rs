@@ -298,6 +298,27 @@ pub(super) fn phase_of(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> (Phase
             return (phase, format!("after line {} ({})", m.line, m.label));
         }
     }
+    // An error message quoted at the top of a report (`name: message`, not a sentence about
+    // it), above the log it came from: when that log stops in the middle of a step, that
+    // step is where it broke. A log that ends after a finished step says nothing of when.
+    if before.is_empty() && inc.line <= 3 && inc.message.contains(':') {
+        let last_after = f
+            .milestones
+            .iter()
+            .rfind(|m| m.source == inc.source && m.line > inc.end_line);
+        if let Some(m) = last_after.filter(|m| !m.done) {
+            let phase = m.phase;
+            if !matches!(phase, Phase::Startup | Phase::Shutdown | Phase::Unknown) {
+                return (
+                    phase,
+                    format!(
+                        "the error is quoted above the log it came from, which stops after line {} ({})",
+                        m.line, m.label
+                    ),
+                );
+            }
+        }
+    }
     // Serving-loop frames (`execute_model`, `event_loop_overlap`) say the server was
     // serving, which is weaker than a milestone (the warm-up request runs there too).
     for fr in inc.frames.iter().rev() {
@@ -422,6 +443,18 @@ mod tests {
             ),
             Phase::WeightLoad
         );
+    }
+
+    #[test]
+    fn an_error_quoted_above_its_log_takes_the_logs_last_step() {
+        let quoted = "Error: llama runner process has terminated: GGML_ASSERT(n > 0) failed\n\
+            time=2025-03-06T06:24:21.616Z level=INFO source=runner.go:992 msg=\"Server listening on 127.0.0.1:44397\"\n\
+            llama_model_loader: loaded meta data with 34 key-value pairs and 389 tensors from /m.gguf\n\
+            llama_model_loader: - kv   0: general.architecture str = bert\n";
+        assert_eq!(phase(quoted), Phase::WeightLoad);
+        // Further down, an error is not a quote: no milestone before it says nothing.
+        let later = format!("{}{}", "note\n".repeat(5), quoted);
+        assert_ne!(phase(&later), Phase::WeightLoad);
     }
 
     #[test]
