@@ -76,9 +76,6 @@ pub enum IndexError {
     /// No index URL could be found.
     #[error("find the package index: {0}")]
     NoIndex(String),
-    /// A regression-window table entry is malformed.
-    #[error("read the regression windows table: {0}")]
-    Windows(String),
 }
 
 impl IndexError {

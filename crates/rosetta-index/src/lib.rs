@@ -15,7 +15,6 @@ pub mod registry;
 pub mod simple;
 pub mod source;
 pub mod wheel;
-pub mod windows;
 pub mod zip;
 
 pub use archaeology::{Question, Sweep, Sweeper};

@@ -57,15 +57,25 @@ impl Firing<'_> {
 /// How much an arch-gated rule counts when the arch is inferred, not named.
 pub const INFERRED_ARCH_SCALE: f64 = 0.7;
 
+/// A GPU arch the log (or the machine) shows, and how it is known.
+struct GpuArch {
+    /// `sm_90`, `gfx942`.
+    arch: String,
+    /// The GPU's name as given (`H200`), when a name gave it.
+    name: Option<String>,
+    /// The line (or machine fact) that shows it.
+    evidence: Evidence,
+    /// Inferred from indirect evidence (no GPU named): arch rules fire at reduced weight.
+    inferred: bool,
+}
+
 /// Facts as rules see them.
 pub struct Context<'a> {
     log: &'a LogFacts,
     machine: Option<&'a Machine>,
     /// Distinct lines (one record per template), in log order.
     lines: Vec<&'a Record>,
-    gpu_archs: Vec<(String, Evidence)>,
-    /// Archs in `gpu_archs` inferred from indirect evidence (no GPU named).
-    inferred_archs: Vec<String>,
+    gpu_archs: Vec<GpuArch>,
     versions: BTreeMap<String, (String, Option<Evidence>)>,
     failure_text: String,
     frames_text: Vec<String>,
@@ -186,52 +196,58 @@ impl<'a> Context<'a> {
             .collect();
 
         let table = GpuTable::embedded();
-        let mut gpu_archs: Vec<(String, Evidence)> = Vec::new();
+        let mut gpu_archs: Vec<GpuArch> = Vec::new();
+        let mut add = |g: GpuArch| {
+            if !gpu_archs.iter().any(|x| x.arch == g.arch) {
+                gpu_archs.push(g);
+            }
+        };
         for g in &log.extracted.gpus {
-            if let Some(info) = table.lookup(&g.value) {
-                if let Some(arch) = info.arch() {
-                    if !gpu_archs.iter().any(|(a, _)| *a == arch) {
-                        gpu_archs.push((
-                            arch.clone(),
-                            ev(g.source, g.line, format!("GPU {} = {}", g.value, arch)),
-                        ));
-                    }
-                }
+            if let Some(arch) = table.lookup(&g.value).and_then(|info| info.arch()) {
+                add(GpuArch {
+                    evidence: ev(g.source, g.line, format!("GPU {} = {}", g.value, arch)),
+                    name: Some(g.value.clone()),
+                    arch,
+                    inferred: false,
+                });
             }
         }
         for cc in &log.extracted.compute_capabilities {
             if let Some(arch) = crate::tables::cc_to_sm(&cc.value) {
-                if !gpu_archs.iter().any(|(a, _)| *a == arch) {
-                    gpu_archs.push((
-                        arch.clone(),
-                        ev(
-                            cc.source,
-                            cc.line,
-                            format!("compute capability {} = {}", cc.value, arch),
-                        ),
-                    ));
-                }
+                add(GpuArch {
+                    evidence: ev(
+                        cc.source,
+                        cc.line,
+                        format!("compute capability {} = {}", cc.value, arch),
+                    ),
+                    name: None,
+                    arch,
+                    inferred: false,
+                });
             }
         }
         if let Some(m) = machine {
             for (name, arch) in &m.gpus {
-                if !gpu_archs.iter().any(|(a, _)| a == arch) {
-                    gpu_archs.push((
-                        arch.clone(),
-                        Evidence {
-                            line: None,
-                            file: None,
-                            text: format!("GPU {name} = {arch} (rosetta env)"),
-                        },
-                    ));
-                }
+                add(GpuArch {
+                    arch: arch.clone(),
+                    name: Some(name.clone()),
+                    evidence: Evidence {
+                        line: None,
+                        file: None,
+                        text: format!("GPU {name} = {arch} (rosetta env)"),
+                    },
+                    inferred: false,
+                });
             }
         }
-        let mut inferred_archs = Vec::new();
         if gpu_archs.is_empty() {
-            if let Some((arch, e)) = infer_arch(log, &ev) {
-                inferred_archs.push(arch.clone());
-                gpu_archs.push((arch, e));
+            if let Some((arch, evidence)) = infer_arch(log, &ev) {
+                gpu_archs.push(GpuArch {
+                    arch,
+                    name: None,
+                    evidence,
+                    inferred: true,
+                });
             }
         }
         let mut versions: BTreeMap<String, (String, Option<Evidence>)> = BTreeMap::new();
@@ -296,7 +312,6 @@ impl<'a> Context<'a> {
             machine,
             lines,
             gpu_archs,
-            inferred_archs,
             versions,
             failure_text,
             frames_text,
@@ -593,9 +608,9 @@ impl<'a> Context<'a> {
     }
 
     fn arch_fact(&self, pred: impl Fn(u32) -> bool) -> (bool, Vec<Evidence>) {
-        for (a, e) in &self.gpu_archs {
-            if arch_number(a).is_some_and(&pred) {
-                return (true, vec![e.clone()]);
+        for g in &self.gpu_archs {
+            if arch_number(&g.arch).is_some_and(&pred) {
+                return (true, vec![g.evidence.clone()]);
             }
         }
         (false, vec![])
@@ -674,10 +689,10 @@ impl<'a> Context<'a> {
             let m = self
                 .gpu_archs
                 .iter()
-                .find(|(a, _)| w.gpu_arch.iter().any(|p| arch_matches(p, a)))?;
-            vars.insert("gpu_arch".into(), m.0.clone());
-            ev.push(m.1.clone());
-            if self.inferred_archs.contains(&m.0) {
+                .find(|g| w.gpu_arch.iter().any(|p| arch_matches(p, &g.arch)))?;
+            vars.insert("gpu_arch".into(), m.arch.clone());
+            ev.push(m.evidence.clone());
+            if m.inferred {
                 scale = INFERRED_ARCH_SCALE;
             }
         }
@@ -802,15 +817,13 @@ impl<'a> Context<'a> {
             vars.entry("phase".into())
                 .or_insert_with(|| f.phase.to_string());
         }
-        if let Some((a, e)) = self.gpu_archs.first() {
-            vars.entry("gpu_arch".into()).or_insert_with(|| a.clone());
+        if let Some(g) = self.gpu_archs.first() {
+            vars.entry("gpu_arch".into())
+                .or_insert_with(|| g.arch.clone());
             vars.entry("gpu".into()).or_insert_with(|| {
-                e.text
-                    .trim_start_matches("GPU ")
-                    .split(" = ")
-                    .next()
-                    .unwrap_or("")
-                    .to_string()
+                g.name
+                    .clone()
+                    .unwrap_or_else(|| format!("the {} GPU", g.arch))
             });
         }
         if let Some(mt) = log.extracted.model_types.first() {
@@ -908,7 +921,10 @@ pub fn fill(template: &str, vars: &HashMap<String, String>) -> String {
                     Some((k, d)) => (k, d),
                     None => (&after[..j], "?"),
                 };
-                out.push_str(vars.get(key).map(String::as_str).unwrap_or(default));
+                match key.strip_prefix("window:").and_then(crate::windows::by_id) {
+                    Some(w) => out.push_str(&w.label()),
+                    None => out.push_str(vars.get(key).map(String::as_str).unwrap_or(default)),
+                }
                 rest = &after[j + 1..];
             }
             _ => {

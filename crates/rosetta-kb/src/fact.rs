@@ -173,7 +173,8 @@ impl fmt::Display for Fact {
 }
 
 /// Values every template may use, besides the rule's own named (`{name}`)
-/// and numbered (`{1}`) captures, `{arg:KEY}` and `{version:PKG}`.
+/// and numbered (`{1}`) captures, `{arg:KEY}`, `{version:PKG}` and `{window:ID}`
+/// (a regression window of `kb/windows.toml`, printed as its package and range).
 pub const TEMPLATE_VALUES: &[(&str, &str)] = &[
     (
         "class",
@@ -217,6 +218,9 @@ pub fn is_template_value(name: &str, captures: &[String]) -> bool {
     TEMPLATE_VALUES.iter().any(|(n, _)| *n == name)
         || name.strip_prefix("arg:").is_some_and(|k| !k.is_empty())
         || name.strip_prefix("version:").is_some_and(|k| !k.is_empty())
+        || name
+            .strip_prefix("window:")
+            .is_some_and(|id| crate::windows::by_id(id).is_some())
         || (!name.is_empty() && name.bytes().all(|b| b.is_ascii_digit()))
         || captures.iter().any(|c| c == name)
 }
@@ -252,7 +256,9 @@ pub fn docs_section() -> String {
     }
     s.push_str(
         "\nTemplate values (`summary`, `why`, `note`, `try.do`, `try.tells`), besides the rule's own \
-         named and numbered captures, `{arg:KEY}` and `{version:PKG}`:\n\n",
+         named and numbered captures, `{arg:KEY}`, `{version:PKG}` and `{window:ID}` (a regression \
+         window of `kb/windows.toml` by its id, printed as its package and range: a version range \
+         is written once, there):\n\n",
     );
     for (n, about) in TEMPLATE_VALUES {
         s.push_str(&format!("- `{{{n}}}`: {about}\n"));
@@ -292,6 +298,8 @@ mod tests {
         assert!(is_template_value("kernel", &["kernel".into()]));
         assert!(!is_template_value("kernal", &["kernel".into()]));
         assert!(!is_template_value("arg:", &[]));
+        assert!(is_template_value("window:sglang-rope-warning", &[]));
+        assert!(!is_template_value("window:no-such-window", &[]));
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod plan;
 pub mod report;
 pub mod rule;
 pub mod tables;
+pub mod windows;
 
 pub use engine::{Context, Machine};
 pub use error::KbError;

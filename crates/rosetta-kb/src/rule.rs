@@ -478,7 +478,7 @@ fn check_templates(def: &RuleFile) -> Result<(), (String, String)> {
                     name,
                     format!(
                         "`{{{p}}}` is no value a template may use (see docs/rules.md: template values, \
-                         `arg:KEY`, `version:PKG`, or a capture of this rule's patterns)"
+                         `arg:KEY`, `version:PKG`, `window:ID`, or a capture of this rule's patterns)"
                     ),
                 ));
             }

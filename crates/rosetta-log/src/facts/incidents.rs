@@ -572,4 +572,23 @@ mod tests {
             &rec("INFO 12-01 10:00:00 llm_engine.py:1] error handling is on")
         ));
     }
+
+    #[test]
+    fn a_rust_error_report_is_classed_by_its_causes() {
+        let f = crate::facts::facts_of(
+            "Error: Could not create backend\n\nCaused by:\n    Could not start backend: Runtime compute cap 75 is not compatible with compile time compute cap 80\n",
+        );
+        let fl = f.failure.expect("a failure");
+        assert_eq!(fl.class, FailureClass::NoKernelForArch);
+        assert!(fl.message.contains("compute cap 75"), "{}", fl.message);
+        // A cause a signal does not know leaves the report's own line the failure.
+        let f = crate::facts::facts_of(
+            "Error: Could not create backend\n\nCaused by:\n    0: the quick brown fox\n",
+        );
+        assert!(f
+            .failure
+            .expect("a failure")
+            .message
+            .contains("Could not create backend"));
+    }
 }

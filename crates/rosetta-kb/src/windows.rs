@@ -4,14 +4,18 @@
 //! loads the table and answers "which windows cover this release"; what the
 //! windows say is data, written in the TOML file.
 
-use crate::error::IndexError;
-use crate::simple::normalize_name;
 use pep440_rs::{Version, VersionSpecifiers};
+use rosetta_schema::package::normalize_name;
 use serde::Deserialize;
 use std::str::FromStr;
 use std::sync::OnceLock;
 
 const WINDOWS_TOML: &str = include_str!("../../../kb/windows.toml");
+
+/// A malformed windows table.
+#[derive(Debug, thiserror::Error)]
+#[error("read the regression windows table: {0}")]
+pub struct WindowsError(String);
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -22,6 +26,7 @@ struct WindowFile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct WindowRow {
+    id: String,
     package: String,
     specifier: String,
     what: String,
@@ -31,6 +36,8 @@ struct WindowRow {
 /// One regression window.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Window {
+    /// The name rules use (`{window:ID}`).
+    pub id: String,
     /// The package whose releases it covers (normalised).
     pub package: String,
     /// The PEP 440 specifiers, as written.
@@ -48,17 +55,35 @@ impl Window {
     pub fn contains(&self, version: &Version) -> bool {
         self.spec.contains(version)
     }
+
+    /// How a template names it: `sglang >=0.5.7,<0.5.10`.
+    pub fn label(&self) -> String {
+        format!("{} {}", self.package, self.specifier)
+    }
 }
 
 /// Parses a windows table (the embedded one, or a test's).
-pub fn parse_windows(text: &str) -> Result<Vec<Window>, IndexError> {
-    let file: WindowFile = toml::from_str(text).map_err(|e| IndexError::Windows(e.to_string()))?;
+pub fn parse_windows(text: &str) -> Result<Vec<Window>, WindowsError> {
+    let file: WindowFile = toml::from_str(text).map_err(|e| WindowsError(e.to_string()))?;
+    let mut seen = std::collections::HashSet::new();
     file.window
         .into_iter()
         .enumerate()
         .map(|(i, r)| {
+            let kebab = !r.id.is_empty()
+                && r.id
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+            if !kebab || !seen.insert(r.id.clone()) {
+                return Err(WindowsError(format!(
+                    "window {} ({}): id `{}` must be kebab-case and unique",
+                    i + 1,
+                    r.package,
+                    r.id
+                )));
+            }
             let spec = VersionSpecifiers::from_str(&r.specifier).map_err(|e| {
-                IndexError::Windows(format!(
+                WindowsError(format!(
                     "window {} ({}): specifier `{}`: {e}",
                     i + 1,
                     r.package,
@@ -66,6 +91,7 @@ pub fn parse_windows(text: &str) -> Result<Vec<Window>, IndexError> {
                 ))
             })?;
             Ok(Window {
+                id: r.id,
                 package: normalize_name(&r.package),
                 specifier: r.specifier,
                 what: r.what,
@@ -80,6 +106,11 @@ pub fn parse_windows(text: &str) -> Result<Vec<Window>, IndexError> {
 pub fn embedded() -> &'static [Window] {
     static W: OnceLock<Vec<Window>> = OnceLock::new();
     W.get_or_init(|| parse_windows(WINDOWS_TOML).unwrap_or_default())
+}
+
+/// The embedded window a rule names (`{window:ID}`).
+pub fn by_id(id: &str) -> Option<&'static Window> {
+    embedded().iter().find(|w| w.id == id)
 }
 
 /// The embedded windows of one package.
@@ -113,9 +144,18 @@ mod tests {
 
     #[test]
     fn bad_tables_are_clear_errors() {
-        let e = parse_windows("[[window]]\npackage='x'\nspecifier='>=>1'\nwhat=''\nreference=''\n")
-            .unwrap_err();
+        let e = parse_windows(
+            "[[window]]\nid='x'\npackage='x'\nspecifier='>=>1'\nwhat=''\nreference=''\n",
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("specifier `>=>1`"), "{e}");
         assert!(parse_windows("[[window]]\npackage='x'\n").is_err());
+        let twice = "[[window]]\nid='a'\npackage='x'\nspecifier='>=1'\nwhat=''\nreference=''\n";
+        let e = parse_windows(&twice.repeat(2)).unwrap_err();
+        assert!(e.to_string().contains("unique"), "{e}");
+        assert_eq!(
+            by_id("sglang-rope-warning").map(Window::label).as_deref(),
+            Some("sglang >=0.5.7,<0.5.10")
+        );
     }
 }
