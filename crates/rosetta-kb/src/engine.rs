@@ -937,13 +937,25 @@ pub fn fill(template: &str, vars: &HashMap<String, String>) -> String {
     out
 }
 
+/// A fired rule's note, and the line it is about.
+#[derive(Debug, Clone)]
+pub struct Note {
+    /// The filled text.
+    pub text: String,
+    /// The line of its first evidence.
+    pub line: Option<u64>,
+    /// That line's template (`rosetta_log::scan::template_key`): a note about a warning
+    /// concerns every occurrence of it.
+    pub template: Option<u64>,
+}
+
 /// What scoring produces.
 #[derive(Debug, Default)]
 pub struct Scored {
     /// Hypotheses, most likely first.
     pub hypotheses: Vec<Hypothesis>,
-    /// Notes from fired rules (deduplicated), with the line they are about.
-    pub notes: Vec<(String, Option<u64>, Option<String>)>,
+    /// Notes from fired rules (deduplicated).
+    pub notes: Vec<Note>,
 }
 
 /// The ids of the rules that fire on these facts.
@@ -963,12 +975,18 @@ pub fn diagnose(kb: &KnowledgeBase, ctx: &Context) -> Scored {
         if let Some(n) = &fi.rule.def.note {
             let text = fill(n, &fi.vars);
             let first = fi.evidence.iter().find(|e| e.line.is_some());
-            if !scored.notes.iter().any(|(t, _, _)| *t == text) {
-                scored.notes.push((
+            if !scored.notes.iter().any(|n| n.text == text) {
+                let template = first.and_then(|e| {
+                    ctx.lines
+                        .iter()
+                        .find(|r| Some(r.line) == e.line && r.message() == e.text)
+                        .map(|r| r.template)
+                });
+                scored.notes.push(Note {
                     text,
-                    first.and_then(|e| e.line),
-                    first.map(|e| e.text.clone()),
-                ));
+                    line: first.and_then(|e| e.line),
+                    template,
+                });
             }
         }
     }

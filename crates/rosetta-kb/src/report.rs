@@ -173,14 +173,15 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
             note: None,
         })
         .collect();
-    for (text, line, about) in &scored.notes {
-        // The note concerns a warning when its evidence line is one (any occurrence of it).
-        let target = warnings.iter_mut().find(|w| {
-            Some(w.line) == *line
-                || about
-                    .as_ref()
-                    .is_some_and(|a| w.text.starts_with(a.trim()) || a.trim().starts_with(&w.text))
-        });
+    for note in &scored.notes {
+        let (text, line) = (&note.text, &note.line);
+        // The note concerns a warning when its evidence line is one (any occurrence of it:
+        // the same template).
+        let target = warnings
+            .iter_mut()
+            .zip(&log.warnings)
+            .find(|(w, lw)| Some(w.line) == *line || Some(lw.template) == note.template)
+            .map(|(w, _)| w);
         match target {
             Some(w) if w.note.is_none() => {
                 w.note = Some(text.clone());

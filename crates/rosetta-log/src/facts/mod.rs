@@ -116,6 +116,8 @@ pub struct WarningLine {
     pub source: usize,
     /// First line.
     pub line: u64,
+    /// Its template (`scan::template_key` of the message): what notes about it match on.
+    pub template: u64,
 }
 
 /// What broke, when and where.

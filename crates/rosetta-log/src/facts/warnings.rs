@@ -9,7 +9,7 @@ pub(super) fn warnings(
 ) -> Vec<WarningLine> {
     let mut out = Vec::new();
     for (source, map) in templates {
-        for t in map.values() {
+        for (&template, t) in map {
             let ex = t.example.as_str();
             let is_warning = t.level == Some(Level::Warning)
                 || ex.contains("Warning:")
@@ -31,6 +31,7 @@ pub(super) fn warnings(
                 ranks,
                 source: *source,
                 line: t.first_line,
+                template,
             });
         }
     }
