@@ -93,25 +93,62 @@ pub(super) fn short_path(p: &str) -> String {
     parts.into_iter().rev().collect::<Vec<_>>().join("/")
 }
 
-/// The phase of an incident, and why.
+/// The phase of an incident, and why: the first step of [`PHASE_STEPS`] that says one.
+/// The order is the precedence (`docs/labels.md`): what the failing lines name, then what the
+/// lines around them name, then the steps the log shows, then the report's words, then the
+/// class's usual step; with none of these, `unknown`.
 pub(super) fn phase_of(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> (Phase, String) {
-    if let Some(p) = inc.phase_hint {
-        // A start-up hint (an import that fails, a version check) yields to a frame that
-        // names a later step: the import ran lazily, inside the loader that asked for it.
-        let later = (p == Phase::Startup)
-            .then(|| {
-                inc.frames.iter().rev().find_map(|fr| {
-                    voc.phase_of_function(&fr.function, &fr.file)
-                        .filter(|q| !matches!(q, Phase::Unknown | Phase::Startup | Phase::Install))
-                        .map(|q| (q, fr.function.as_str()))
-                })
+    PHASE_STEPS
+        .iter()
+        .find_map(|step| step(voc, f, inc))
+        .unwrap_or_else(|| (Phase::Unknown, "the log does not say".into()))
+}
+
+/// One way of reading the phase; `None` leaves it to the next.
+type PhaseStep = fn(&Vocabulary, &LogFacts, &Incident) -> Option<(Phase, String)>;
+
+/// The ways of reading the phase, in precedence order.
+const PHASE_STEPS: &[PhaseStep] = &[
+    by_message_hint,
+    by_frames,
+    by_cut_call,
+    by_message_identifier,
+    by_block_function,
+    by_import,
+    by_install_command,
+    by_same_error_after,
+    by_error_just_before,
+    by_block_prose,
+    by_milestone_before,
+    by_quote_on_top,
+    by_serving_frames,
+    by_report_prose,
+    by_forward_shape,
+    by_class,
+];
+
+/// A phase the failing message itself names (a signal's phase); a start-up hint yields to a frame that names a later step.
+fn by_message_hint(voc: &Vocabulary, _f: &LogFacts, inc: &Incident) -> Option<(Phase, String)> {
+    let p = inc.phase_hint?;
+    // A start-up hint (an import that fails, a version check) yields to a frame that
+    // names a later step: the import ran lazily, inside the loader that asked for it.
+    let later = (p == Phase::Startup)
+        .then(|| {
+            inc.frames.iter().rev().find_map(|fr| {
+                voc.phase_of_function(&fr.function, &fr.file)
+                    .filter(|q| !matches!(q, Phase::Unknown | Phase::Startup | Phase::Install))
+                    .map(|q| (q, fr.function.as_str()))
             })
-            .flatten();
-        if let Some((q, func)) = later {
-            return (q, format!("the error is raised inside {func}"));
-        }
-        return (p, "the error message names it".into());
+        })
+        .flatten();
+    if let Some((q, func)) = later {
+        return Some((q, format!("the error is raised inside {func}")));
     }
+    Some((p, "the error message names it".into()))
+}
+
+/// The innermost frame whose function names a step; a frame that names two (sampling) is settled by the milestone before it, else unknown.
+fn by_frames(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Phase, String)> {
     let mut ambiguous: Option<&str> = None;
     for fr in inc.frames.iter().rev() {
         match voc.phase_of_function(&fr.function, &fr.file) {
@@ -120,7 +157,7 @@ pub(super) fn phase_of(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> (Phase
             Some(Phase::Unknown) => {
                 ambiguous.get_or_insert(fr.function.as_str());
             }
-            Some(p) => return (p, format!("the traceback passes through {}", fr.function)),
+            Some(p) => return Some((p, format!("the traceback passes through {}", fr.function))),
             None => {}
         }
     }
@@ -133,24 +170,29 @@ pub(super) fn phase_of(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> (Phase
             .rfind(|m| m.source == inc.source && m.line < inc.line);
         match last.map(|m| m.phase) {
             Some(Phase::Decode) => {
-                return (
+                return Some((
                     Phase::Decode,
                     format!("the traceback is in {func}, and tokens were already being generated (line {})", last.map_or(0, |m| m.line)),
-                )
+                ))
             }
             Some(Phase::Prefill) if !last.is_some_and(|m| m.done) => {
-                return (
+                return Some((
                     Phase::Prefill,
                     format!("the traceback is in {func}, right after a prompt pass (line {}): the first token", last.map_or(0, |m| m.line)),
-                )
+                ))
             }
             _ => {}
         }
-        return (
+        return Some((
             Phase::Unknown,
             format!("the traceback is in {func}, which runs for the first token (prefill) and every later one (decode)"),
-        );
+        ));
     }
+    None
+}
+
+/// A traceback cut short ends on a frame whose code calls the step that was running.
+fn by_cut_call(voc: &Vocabulary, _f: &LogFacts, inc: &Incident) -> Option<(Phase, String)> {
     // A traceback cut short (a paste, a `[...]`) ends on a frame whose code line calls the
     // step that was running (`self.init_cuda_graph()`): the call names it as a frame would.
     if let Some((p, call)) = inc
@@ -161,30 +203,54 @@ pub(super) fn phase_of(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> (Phase
         .and_then(|call| voc.phase_of_function(call, "").map(|p| (p, call)))
         .filter(|(p, _)| *p != Phase::Unknown)
     {
-        return (p, format!("the last frame calls {call}"));
+        return Some((p, format!("the last frame calls {call}")));
     }
+    None
+}
+
+/// The identifiers the message names, read as frames would be.
+fn by_message_identifier(
+    voc: &Vocabulary,
+    _f: &LogFacts,
+    inc: &Incident,
+) -> Option<(Phase, String)> {
     // The message names the code that raised (`ServerArgs() got multiple values for ...`,
     // `load_weights() got an unexpected keyword argument`): its identifiers are read as
     // frames would be, when no frame said anything.
     if let Some((p, ident)) = message_identifier_phase(voc, &inc.message) {
-        return (p, format!("the message names {ident}"));
+        return Some((p, format!("the message names {ident}")));
     }
+    None
+}
+
+/// A native tool's function names on the failing lines and the lines just before.
+fn by_block_function(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Phase, String)> {
     // A native tool's own function names its lines (`llama_model_load: ...`,
     // `ggml_gallocr_reserve_n: failed to allocate ...`): the failing block's and the
     // lines just before it say which step ran, as a traceback's frames would.
     if let Some((p, func)) = block_function_phase(voc, f, inc) {
-        return (p, format!("the failing lines are printed by {func}"));
+        return Some((p, format!("the failing lines are printed by {func}")));
     }
+    None
+}
+
+/// Raised by module-level code while a module imports another: start-up.
+fn by_import(_voc: &Vocabulary, _f: &LogFacts, inc: &Incident) -> Option<(Phase, String)> {
     // Raised by module-level code while one module imports another: the program
     // never got past its imports.
     if inc.class != FailureClass::BuildError {
         if let Some(file) = raised_while_importing(&inc.frames) {
-            return (
+            return Some((
                 Phase::Startup,
                 format!("it is raised while importing {}", short_path(file)),
-            );
+            ));
         }
     }
+    None
+}
+
+/// A build error right after an install command: install.
+fn by_install_command(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Phase, String)> {
     // A build error right after an install command is an install.
     if inc.class == FailureClass::BuildError {
         let sig = voc;
@@ -198,9 +264,14 @@ pub(super) fn phase_of(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> (Phase
                     .any(|s| sig.signals[s].id == "wheel-build")
             });
         if install {
-            return (Phase::Install, "an install command precedes it".into());
+            return Some((Phase::Install, "an install command precedes it".into()));
         }
     }
+    None
+}
+
+/// The same error printed again right after (another rank, the framework's own traceback of it).
+fn by_same_error_after(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Phase, String)> {
     // The same error printed again right after (another rank, or the
     // framework's own traceback of it) may name the phase.
     // A traceback printed right after an error line is usually that error surfacing,
@@ -218,32 +289,41 @@ pub(super) fn phase_of(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> (Phase
                 || (!x.frames.is_empty() && no_error_of_its_own(x)))
     }) {
         if let Some(p) = other.phase_hint.filter(|_| other.class == inc.class) {
-            return (p, format!("the same error at line {} names it", other.line));
+            return Some((p, format!("the same error at line {} names it", other.line)));
         }
         if raised_while_importing(&other.frames).is_some() {
-            return (
+            return Some((
                 Phase::Startup,
                 format!(
                     "the traceback at line {} is raised while importing",
                     other.line
                 ),
-            );
+            ));
         }
         for fr in other.frames.iter().rev() {
             if let Some(p) = voc
                 .phase_of_function(&fr.function, &fr.file)
                 .filter(|p| *p != Phase::Unknown)
             {
-                return (
+                return Some((
                     p,
                     format!(
                         "the traceback of the same error at line {} passes through {}",
                         other.line, fr.function
                     ),
-                );
+                ));
             }
         }
     }
+    None
+}
+
+/// An error line printed just before the traceback names the phase.
+fn by_error_just_before(
+    _voc: &Vocabulary,
+    f: &LogFacts,
+    inc: &Incident,
+) -> Option<(Phase, String)> {
     // An error line printed just before the traceback (the engine's own message,
     // then the Python exception it turned into) may name the phase.
     if let Some(prev) = f.incidents.iter().rfind(|x| {
@@ -252,16 +332,26 @@ pub(super) fn phase_of(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> (Phase
             && (x.end_line + 3 >= inc.line || (x.role == Role::Weak && x.end_line + 15 >= inc.line))
     }) {
         if let Some(p) = prev.phase_hint {
-            return (
+            return Some((
                 p,
                 format!("the error at line {} just before names it", prev.line),
-            );
+            ));
         }
     }
+    None
+}
+
+/// The failing block's own words.
+fn by_block_prose(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Phase, String)> {
     // The failing block's own words ("crashes as soon as it receives the next batch").
     if let Some((p, line)) = prose_phase_within(voc, f, inc.source, inc.line, inc.end_line) {
-        return (p, format!("the failing block says so at line {line}"));
+        return Some((p, format!("the failing block says so at line {line}")));
     }
+    None
+}
+
+/// The last milestone before the failure, on the failing rank when it has any.
+fn by_milestone_before(_voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Phase, String)> {
     // The last milestone before the failure, on the failing rank when it has any.
     let before: Vec<&Milestone> = f
         .milestones
@@ -295,58 +385,97 @@ pub(super) fn phase_of(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> (Phase
         );
         let phase = if m.done { successor(m.phase) } else { m.phase };
         if !(phase == Phase::Startup && runtime_fault) && phase != Phase::Shutdown {
-            return (phase, format!("after line {} ({})", m.line, m.label));
+            return Some((phase, format!("after line {} ({})", m.line, m.label)));
         }
     }
+    None
+}
+
+/// An error message quoted at the top of a report, above the log it came from.
+fn by_quote_on_top(_voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Phase, String)> {
     // An error message quoted at the top of a report (`name: message`, not a sentence about
     // it), above the log it came from: when that log stops in the middle of a step, that
     // step is where it broke. A log that ends after a finished step says nothing of when.
-    if before.is_empty() && inc.line <= 3 && inc.message.contains(':') {
+    let before = f
+        .milestones
+        .iter()
+        .any(|m| m.source == inc.source && m.line < inc.line);
+    if !before && inc.line <= 3 && inc.message.contains(':') {
         let last_after = f
             .milestones
             .iter()
             .rfind(|m| m.source == inc.source && m.line > inc.end_line);
-        if let Some(m) = last_after.filter(|m| !m.done) {
+        // The lines after it are the run's log, not another exception (a traceback that
+        // begins above the paste and chains into the next one).
+        let another_error = |m: &Milestone| {
+            f.incidents.iter().any(|x| {
+                x.source == inc.source
+                    && x.line > inc.end_line
+                    && x.line <= m.line
+                    && (x.exception.is_some() || !x.frames.is_empty())
+            })
+        };
+        if let Some(m) = last_after.filter(|m| !m.done && !another_error(m)) {
             let phase = m.phase;
             if !matches!(phase, Phase::Startup | Phase::Shutdown | Phase::Unknown) {
-                return (
+                return Some((
                     phase,
                     format!(
                         "the error is quoted above the log it came from, which stops after line {} ({})",
                         m.line, m.label
                     ),
-                );
+                ));
             }
         }
     }
+    None
+}
+
+/// Serving-loop frames: the server was serving (weaker than a milestone).
+fn by_serving_frames(voc: &Vocabulary, _f: &LogFacts, inc: &Incident) -> Option<(Phase, String)> {
     // Serving-loop frames (`execute_model`, `event_loop_overlap`) say the server was
     // serving, which is weaker than a milestone (the warm-up request runs there too).
     for fr in inc.frames.iter().rev() {
         if voc.serving_function(&fr.function) {
-            return (
+            return Some((
                 Phase::Decode,
                 format!(
                     "the traceback passes through the serving loop ({})",
                     fr.function
                 ),
-            );
+            ));
         }
     }
+    None
+}
+
+/// The report says in words when it broke.
+fn by_report_prose(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Phase, String)> {
     // A pasted report often says in words when it broke ("on the first request").
     if let Some((p, line)) = prose_phase(voc, f, inc.source) {
-        return (p, format!("the report says so at line {line}"));
+        return Some((p, format!("the report says so at line {line}")));
     }
+    None
+}
+
+/// A shape mismatch raised inside a module's forward: the model running on its input.
+fn by_forward_shape(_voc: &Vocabulary, _f: &LogFacts, inc: &Incident) -> Option<(Phase, String)> {
     // A shape that does not fit, raised inside a module's `forward`, is the model running on
     // its first input, not the loader (which raises outside any forward).
     if inc.class == FailureClass::ShapeMismatch
         && inc.frames.iter().any(|fr| fr.function == "forward")
     {
-        return (
+        return Some((
             Phase::Prefill,
             "the shape error is raised in a module's forward, running the model on its input"
                 .into(),
-        );
+        ));
     }
+    None
+}
+
+/// The class's usual step, where the labels put it (docs/labels.md); evidence above overrides it.
+fn by_class(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Phase, String)> {
     let by_class = match inc.class {
         FailureClass::ImportError | FailureClass::ConfigError => Some(Phase::Startup),
         // A collective that had already run many times was set up long before.
@@ -359,10 +488,7 @@ pub(super) fn phase_of(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> (Phase
         FailureClass::BuildError if !jit_build(voc, f, inc) => Some(Phase::Install),
         _ => None,
     };
-    match by_class {
-        Some(p) => (p, format!("{} errors happen there", inc.class)),
-        None => (Phase::Unknown, "the log does not say".into()),
-    }
+    by_class.map(|p| (p, format!("{} errors happen there", inc.class)))
 }
 
 pub(super) fn successor(p: Phase) -> Phase {
@@ -455,6 +581,15 @@ mod tests {
         // Further down, an error is not a quote: no milestone before it says nothing.
         let later = format!("{}{}", "note\n".repeat(5), quoted);
         assert_ne!(phase(&later), Phase::WeightLoad);
+        // The end of a traceback cut above the paste, chained into another: not a quote.
+        let chained = "  File \"/x/semantic.py\", line 623, in arange\n\
+            ValueError: arange's range must be a power of 2\n\n\
+            The above exception was the direct cause of the following exception:\n\n\
+            Traceback (most recent call last):\n\
+            \x20 File \"/x/jit.py\", line 348, in <lambda>\n\
+            \x20   return self.run(grid=grid, warmup=False)\n\
+            llama_model_loader: loaded meta data with 34 key-value pairs\n";
+        assert_ne!(phase(chained), Phase::WeightLoad);
     }
 
     #[test]
