@@ -201,7 +201,12 @@ fn masks() -> &'static [(Regex, &'static str)] {
             (r"\b\d+(?:\.\d+)*", "<n>"),
         ]
         .iter()
-        .map(|(p, r)| (Regex::new(p).expect("mask pattern compiles"), *r))
+        .map(|(p, r)| {
+            (
+                rosetta_log::lazy::ascii_regex(p).expect("mask pattern compiles"),
+                *r,
+            )
+        })
         .collect()
     })
 }

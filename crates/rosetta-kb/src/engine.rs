@@ -85,6 +85,34 @@ pub struct Context<'a> {
     preflight: bool,
 }
 
+/// Whether an arch in an error message is the GPU's own: not when the message
+/// states it as a minimum (`requires GPUs with sm75 or higher`, `at least
+/// sm_80`), which says what the library needs, not what the machine has.
+fn names_this_gpu(msg: &str, arch: &str) -> bool {
+    let lower = msg.to_ascii_lowercase();
+    let arch = arch.to_ascii_lowercase();
+    let Some(at) = lower.find(&arch) else {
+        return false;
+    };
+    let after = &lower[at + arch.len()..];
+    let after = &after[..after.len().min(24)];
+    let before = &lower[at.saturating_sub(24)..at];
+    let minimum_after = [
+        "or higher",
+        "or newer",
+        "or above",
+        "or later",
+        "or greater",
+        "+ ",
+    ]
+    .iter()
+    .any(|w| after.contains(w));
+    let minimum_before = ["at least", ">=", "minimum", "or newer than"]
+        .iter()
+        .any(|w| before.contains(w));
+    !(minimum_after || minimum_before)
+}
+
 /// The GPU arch from what the log does say when it names no GPU: an arch the failure's own
 /// message names (`sm_120 is not supported`), else a generation name together with the
 /// memory of one GPU (`Blackwell` and a 95 GiB "total capacity": sm_120). The evidence says
@@ -104,7 +132,7 @@ fn infer_arch(
             .extracted
             .arch_mentions
             .iter()
-            .find(|a| a.value.starts_with("sm") && msg.contains(&a.value))
+            .find(|a| a.value.starts_with("sm") && names_this_gpu(&msg, &a.value))
         {
             let arch = format!(
                 "sm_{}",
@@ -1106,6 +1134,20 @@ pub fn diagnose(kb: &KnowledgeBase, ctx: &Context) -> Scored {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_arch_stated_as_a_minimum_is_not_the_gpu() {
+        assert!(!names_this_gpu(
+            "RuntimeError: FlashInfer requires GPUs with sm75 or higher",
+            "sm75"
+        ));
+        assert!(!names_this_gpu("needs at least sm_80 for bf16", "sm_80"));
+        assert!(names_this_gpu(
+            "no kernel image is available for sm_120 in this build",
+            "sm_120"
+        ));
+        assert!(names_this_gpu("Unsupported arch sm_89", "sm_89"));
+    }
 
     #[test]
     fn templates_fill_and_survive_braces() {

@@ -333,6 +333,12 @@ impl FilteredSet {
     }
 }
 
+/// A regex of a built-in table compiled now, with its Perl classes made ASCII
+/// (as `LazyRegex` does): a fifth of the compile time of the Unicode classes.
+pub fn ascii_regex(pattern: &str) -> Result<Regex, regex::Error> {
+    Regex::new(&ascii_classes(pattern))
+}
+
 /// The pattern with its Perl classes and word boundaries made ASCII.
 pub fn ascii_classes(pattern: &str) -> std::borrow::Cow<'_, str> {
     if !pattern.contains('\\') {

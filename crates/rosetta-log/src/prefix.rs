@@ -110,31 +110,31 @@ fn patterns() -> &'static Patterns {
     static P: OnceLock<Patterns> = OnceLock::new();
     P.get_or_init(|| Patterns {
         // (EngineCore_DP0 pid=274) / (WorkerDict pid=1216, ip=10.0.0.1) / (VllmWorker rank=0 pid=12)
-        ray: Regex::new(r"^\(([A-Za-z_][\w\-.]*)(?: rank=(\d+))?(?: pid=(\d+))?(?:, ip=[^)]*)?\)\s+").unwrap(),
-        quote: Regex::new(r"^(?:>(?: |$)|`{3,}| {0,12}\|(?: |$))").unwrap(),
-        nccl: Regex::new(r"^\S+:\d+:\d+ \[(\d+)\] (?:[\w/.\-]+\.\w+:\d+ )?NCCL (INFO|WARN|TRACE|ERROR) ").unwrap(),
-        logfmt: Regex::new(r"^time=\S+ level=(\w+) (?:source=\S+ )?").unwrap(),
-        torchrun: Regex::new(r"^\[(?:rank|Rank )(\d+)\]:\s?").unwrap(),
+        ray: crate::lazy::ascii_regex(r"^\(([A-Za-z_][\w\-.]*)(?: rank=(\d+))?(?: pid=(\d+))?(?:, ip=[^)]*)?\)\s+").unwrap(),
+        quote: crate::lazy::ascii_regex(r"^(?:>(?: |$)|`{3,}| {0,12}\|(?: |$))").unwrap(),
+        nccl: crate::lazy::ascii_regex(r"^\S+:\d+:\d+ \[(\d+)\] (?:[\w/.\-]+\.\w+:\d+ )?NCCL (INFO|WARN|TRACE|ERROR) ").unwrap(),
+        logfmt: crate::lazy::ascii_regex(r"^time=\S+ level=(\w+) (?:source=\S+ )?").unwrap(),
+        torchrun: crate::lazy::ascii_regex(r"^\[(?:rank|Rank )(\d+)\]:\s?").unwrap(),
         // [2026-11-29 22:27:32,782 TP0] / [2025-12-15 00:02:05 DP1 TP1] / [2026-03-21 01:40:19]
-        sglang: Regex::new(r"^\[(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)((?:\s+(?:DP|TP|EP|PP|CP|ATTN_CP|MOE_DP)\d+)*)\]\s*").unwrap(),
-        rank_only: Regex::new(r"^\[((?:(?:DP|TP|EP|PP|CP|ATTN_CP|MOE_DP)\d+\s*)+)\]\s*").unwrap(),
-        iso: Regex::new(r"^\[?(\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\]?\s+").unwrap(),
+        sglang: crate::lazy::ascii_regex(r"^\[(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)((?:\s+(?:DP|TP|EP|PP|CP|ATTN_CP|MOE_DP)\d+)*)\]\s*").unwrap(),
+        rank_only: crate::lazy::ascii_regex(r"^\[((?:(?:DP|TP|EP|PP|CP|ATTN_CP|MOE_DP)\d+\s*)+)\]\s*").unwrap(),
+        iso: crate::lazy::ascii_regex(r"^\[?(\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\]?\s+").unwrap(),
         // INFO 06-12 08:49:30 [core.py:700]
-        vllm: Regex::new(r"^(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\s+(\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\s+(?:\[([^\]\s]+:\d+)\]\s*)?").unwrap(),
+        vllm: crate::lazy::ascii_regex(r"^(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\s+(\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\s+(?:\[([^\]\s]+:\d+)\]\s*)?").unwrap(),
         // W1129 22:27:29.110000 626 torch/distributed/run.py:851]
-        glog: Regex::new(r"^([IWEF])(\d\d)(\d\d) (\d\d:\d\d:\d\d(?:\.\d+)?)\s+\d+\s+([^\]\s]+:\d+)\]\s?").unwrap(),
+        glog: crate::lazy::ascii_regex(r"^([IWEF])(\d\d)(\d\d) (\d\d:\d\d:\d\d(?:\.\d+)?)\s+\d+\s+([^\]\s]+:\d+)\]\s?").unwrap(),
         // [W1129 22:03:56.326321538 ProcessGroupNCCL.cpp:1575]
-        glog_bracket: Regex::new(r"^\[([IWEF])(\d\d)(\d\d) (\d\d:\d\d:\d\d(?:\.\d+)?)\s+(?:\d+\s+)?([^\]\s]+:\d+)\]\s?").unwrap(),
-        level_word: Regex::new(r"^(?:\[(?i:(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|E|W|I))\]|(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|Error|Warning)\b:?)\s*").unwrap(),
-        syslog: Regex::new(r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [\w.\-/]+(?:\[(\d+)\])?: ").unwrap(),
-        trt: Regex::new(r"^\[(TensorRT-LLM|TRT-LLM)\](?:\s*\[RANK (\d+)\])?\s*\[(ERROR|WARNING|INFO|DEBUG|VERBOSE|E|W|I|V)\]\s*").unwrap(),
-        logger_rank: Regex::new(r"^[\w.\-]*\[rank[= ]?(\d+)\]").unwrap(),
-        location: Regex::new(r"^([\w\-./]+\.(?:py|cpp|cc|cu|h|hpp|rs|c)):(\d+)(?::| -|\])\s*").unwrap(),
+        glog_bracket: crate::lazy::ascii_regex(r"^\[([IWEF])(\d\d)(\d\d) (\d\d:\d\d:\d\d(?:\.\d+)?)\s+(?:\d+\s+)?([^\]\s]+:\d+)\]\s?").unwrap(),
+        level_word: crate::lazy::ascii_regex(r"^(?:\[(?i:(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|E|W|I))\]|(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|Error|Warning)\b:?)\s*").unwrap(),
+        syslog: crate::lazy::ascii_regex(r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [\w.\-/]+(?:\[(\d+)\])?: ").unwrap(),
+        trt: crate::lazy::ascii_regex(r"^\[(TensorRT-LLM|TRT-LLM)\](?:\s*\[RANK (\d+)\])?\s*\[(ERROR|WARNING|INFO|DEBUG|VERBOSE|E|W|I|V)\]\s*").unwrap(),
+        logger_rank: crate::lazy::ascii_regex(r"^[\w.\-]*\[rank[= ]?(\d+)\]").unwrap(),
+        location: crate::lazy::ascii_regex(r"^([\w\-./]+\.(?:py|cpp|cc|cu|h|hpp|rs|c)):(\d+)(?::| -|\])\s*").unwrap(),
         // ` [multiproc_executor.py:852] `: vLLM's location tag left when a paste cut the rest of the prefix
-        bracket_location: Regex::new(r"^\s*\[([\w\-.]+\.py:\d+)\]\s?").unwrap(),
-        tag: Regex::new(r"(DP|TP|EP|PP|CP|ATTN_CP|MOE_DP)(\d+)").unwrap(),
+        bracket_location: crate::lazy::ascii_regex(r"^\s*\[([\w\-.]+\.py:\d+)\]\s?").unwrap(),
+        tag: crate::lazy::ascii_regex(r"(DP|TP|EP|PP|CP|ATTN_CP|MOE_DP)(\d+)").unwrap(),
         // `vllm-1  | INFO ...`: docker compose names the service, padded, before a bar.
-        compose: Regex::new(r"^([a-z0-9][a-z0-9_.\-]{0,40})\s+\| ").unwrap(),
+        compose: crate::lazy::ascii_regex(r"^([a-z0-9][a-z0-9_.\-]{0,40})\s+\| ").unwrap(),
     })
 }
 

@@ -100,6 +100,7 @@ struct Patterns {
     frame_tail: Regex,
     rich_frame: Regex,
     rich_code: Regex,
+    rich_path: Regex,
     frame_partial: Regex,
     exception: Regex,
 }
@@ -109,26 +110,29 @@ fn patterns() -> &'static Patterns {
     P.get_or_init(|| Patterns {
         // `... it reports an error: RuntimeError: probability tensor contains ...`
         // An exception object printed as its repr inside prose or a list: `TypeError('...')`.
-        prose_repr: Regex::new(r#"(?:^|[\s`'"(\[:=])((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Z][A-Za-z][A-Za-z0-9_]*?(?:Error|Exception))\(['"](\S.{4,}?)['"]\)"#).unwrap(),
+        prose_repr: crate::lazy::ascii_regex(r#"(?:^|[\s`'"(\[:=])((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Z][A-Za-z][A-Za-z0-9_]*?(?:Error|Exception))\(['"](\S.{4,}?)['"]\)"#).unwrap(),
         // An exception printed with its type object (`print(type(e), e)`, a debugger's
         // post-mortem): `<class 'RuntimeError'> FWD: Unsupported hidden_size`.
-        class_repr: Regex::new(r"<class '(?:[A-Za-z_][A-Za-z0-9_]*\.)*([A-Z][A-Za-z0-9_]*?(?:Error|Exception))'>:?\s+(\S.{4,})$").unwrap(),
-        prose_exception: Regex::new(r#"(?:^|[\s`'"(\[:])((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Z][A-Za-z][A-Za-z0-9_]*?(?:Error|Exception))(?:\(\w*\))?:\s+(\S.{4,})$"#).unwrap(),
+        class_repr: crate::lazy::ascii_regex(r"<class '(?:[A-Za-z_][A-Za-z0-9_]*\.)*([A-Z][A-Za-z0-9_]*?(?:Error|Exception))'>:?\s+(\S.{4,})$").unwrap(),
+        prose_exception: crate::lazy::ascii_regex(r#"(?:^|[\s`'"(\[:])((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Z][A-Za-z][A-Za-z0-9_]*?(?:Error|Exception))(?:\(\w*\))?:\s+(\S.{4,})$"#).unwrap(),
         // gdb `#5  0x00007f.. in llama_sampler_softmax_impl(...) () from libllama.so`
         // and c10 `frame #3: c10d::ProcessGroupNCCL::watchdog() + 0x8c (0x7f.. in libtorch.so)`
-        native: Regex::new(r"^\s*(?:#\d+\s+(?:0x[0-9a-fA-F]+ in )?|frame #\d+: (?:0x[0-9a-fA-F]+ )?)([A-Za-z_~][\w:~<>,]*?)\s*(?:\(|\+ 0x)(?:.*(?: at | from |\(0x[0-9a-f]+ in )([^\s)]+)\)?\s*$)?").unwrap(),
-        frame: Regex::new(r#"File "([^"]+)", line (\d+), in (\S+)"#).unwrap(),
+        native: crate::lazy::ascii_regex(r"^\s*(?:#\d+\s+(?:0x[0-9a-fA-F]+ in )?|frame #\d+: (?:0x[0-9a-fA-F]+ )?)([A-Za-z_~][\w:~<>,]*?)\s*(?:\(|\+ 0x)(?:.*(?: at | from |\(0x[0-9a-f]+ in )([^\s)]+)\)?\s*$)?").unwrap(),
+        frame: crate::lazy::ascii_regex(r#"File "([^"]+)", line (\d+), in (\S+)"#).unwrap(),
         // A terminal wrapped a frame line right after `line`: the number and the function
         // open the next line (`File ".../model.py", line` / `120, in stream_model_load`).
-        frame_head: Regex::new(r#"File "([^"]+)", line\s*$"#).unwrap(),
-        frame_tail: Regex::new(r"^\s*(\d+), in (\S+)\s*$").unwrap(),
+        frame_head: crate::lazy::ascii_regex(r#"File "([^"]+)", line\s*$"#).unwrap(),
+        frame_tail: crate::lazy::ascii_regex(r"^\s*(\d+), in (\S+)\s*$").unwrap(),
         // `rich`'s boxed traceback: `│ /x/utils.py:2612 in sample   │`, and the frame's
         // current line marked `│ ❱ 2612 │   outputs = self(   │`.
-        rich_frame: Regex::new(r"^\s*│\s+(\S.*?\.pyx?):(\d+) in (\S+)\s*│?\s*$").unwrap(),
-        rich_code: Regex::new(r"^\s*│\s*❱\s*\d+\s*│(.*?)│?\s*$").unwrap(),
+        rich_frame: crate::lazy::ascii_regex(r"^\s*│\s+(\S.*?\.pyx?):(\d+) in (\S+)\s*│?\s*$").unwrap(),
+        rich_code: crate::lazy::ascii_regex(r"^\s*│\s*❱\s*\d+\s*│(.*?)│?\s*$").unwrap(),
+        // A box too narrow for the path: it wraps, the file's name and line on the next row
+        // (`│ /x/text_generation_server/utils/weights │` / `│ .py:192 in get_filename │`).
+        rich_path: crate::lazy::ascii_regex(r"^\s*│\s+(/[^\s│]+)\s*│\s*$").unwrap(),
         // A pasted snippet that starts mid-frame: `/lib/.../config.py", line 1062, in f`
-        frame_partial: Regex::new(r#"^\s*(\S[^"]*)", line (\d+), in (\S+)"#).unwrap(),
-        exception: Regex::new(
+        frame_partial: crate::lazy::ascii_regex(r#"^\s*(\S[^"]*)", line (\d+), in (\S+)"#).unwrap(),
+        exception: crate::lazy::ascii_regex(
             r#"^((?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:[A-Za-z_][A-Za-z0-9_]*)?(?:Error|Exception|Interrupt|Exit|Warning|Failure|Fault|Iteration|Timeout|Abort|Exceeded)|KeyError|StopIteration|(?:[a-z_][A-Za-z0-9_]*\.){2,}[A-Z][A-Za-z0-9_]+)(?:\([\w.]+\))?(?::\s?(.*)|\(['"](.*)['"]\))?$"#,
         )
         .unwrap(),
@@ -191,6 +195,8 @@ struct StreamState {
     last_len: usize,
     /// A frame line cut after `line` (its file and record line), waiting for its rest.
     frame_head: Option<(String, u64)>,
+    /// A `rich` frame's path cut at the box's edge (the part and its record line).
+    rich_head: Option<(String, u64)>,
 }
 
 /// Rebuilds tracebacks from the records of all sources, in record order.
@@ -270,7 +276,25 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
             }
             continue;
         }
+        let rich_head = st.rich_head.take();
+        if let Some(c) = pat.rich_path.captures(msg) {
+            st.rich_head = Some((c[1].to_string(), rec.line));
+            continue;
+        }
+        let rich_joined = rich_head
+            .filter(|(_, at)| rec.line == at + 1)
+            .and_then(|(part, _)| {
+                let rest = msg.trim_start().trim_start_matches('│').trim_start();
+                let whole = format!("│ {part}{rest}");
+                pat.rich_frame.captures(&whole).map(|c| Frame {
+                    file: c[1].trim().to_string(),
+                    line: c[2].parse().unwrap_or(0),
+                    function: c[3].to_string(),
+                    code: None,
+                })
+            });
         let frame = joined
+            .or(rich_joined)
             .or_else(|| {
                 pat.rich_frame.captures(msg).map(|c| Frame {
                     file: c[1].trim().to_string(),
@@ -548,6 +572,27 @@ mod tests {
             .as_ref()
             .expect("the exception after the box");
         assert_eq!(ex.type_name, "TypeError");
+    }
+
+    #[test]
+    fn a_rich_frame_whose_path_wraps_at_the_box_edge_joins_its_rest() {
+        let log = "╭──── Traceback (most recent call last) ────╮\n│ /opt/site-packages/text_generation_server/utils/weights │\n│ .py:192 in get_filename                    │\n│                                            │\n│ ❱ 192 │   │   raise RuntimeError(f\"weight {tensor_name} does not exist\") │\n";
+        let t = tbs(log);
+        assert_eq!(t.len(), 1, "{t:?}");
+        let f = &t[0].frames[0];
+        assert_eq!(
+            (f.file.as_str(), f.line, f.function.as_str()),
+            (
+                "/opt/site-packages/text_generation_server/utils/weights.py",
+                192,
+                "get_filename"
+            )
+        );
+        assert!(f
+            .code
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("raise RuntimeError("));
     }
 
     #[test]

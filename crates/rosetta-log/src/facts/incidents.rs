@@ -60,6 +60,19 @@ pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback])
 
     for tb in tbs {
         let mut texts: Vec<String> = Vec::new();
+        // A traceback cut before its exception line, whose last frame's code is a `raise`:
+        // that statement says what was raised.
+        let raised = tb
+            .exception
+            .is_none()
+            .then(|| {
+                tb.frames
+                    .last()
+                    .and_then(|f| f.code.as_deref())
+                    .and_then(raised_by)
+            })
+            .flatten();
+        texts.extend(raised.clone());
         if let Some(ex) = &tb.exception {
             texts.push(format!("{}: {}", ex.type_name, ex.message));
             texts.extend(ex.extra.iter().cloned());
@@ -151,6 +164,8 @@ pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback])
                     inc.signals.push("config-code");
                 }
             }
+        } else if let Some(r) = raised.as_ref().filter(|_| inc.strength > 0) {
+            inc.message = quote(r);
         } else if inc.strength == 0 {
             // Frames without an exception line: a truncated traceback; config code names the class.
             let frame_text = frames_text(tb.frames.iter());
@@ -164,11 +179,12 @@ pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback])
             };
             inc.strength = 8;
             inc.role = Role::Weak;
-            inc.message = tb
-                .frames
-                .last()
-                .map(|f| format!("traceback ends in {} ({}:{})", f.function, f.file, f.line))
-                .unwrap_or_default();
+            inc.message = raised.map(|r| quote(&r)).unwrap_or_else(|| {
+                tb.frames
+                    .last()
+                    .map(|f| format!("traceback ends in {} ({}:{})", f.function, f.file, f.line))
+                    .unwrap_or_default()
+            });
         }
         if let Some(prev) = tb
             .chained_from
@@ -527,12 +543,54 @@ pub(super) fn classify(
     inc
 }
 
+/// What a `raise` statement raises, as an exception line: `raise RuntimeError(f"weight
+/// {name} does not exist")` gives `RuntimeError: weight {name} does not exist`. Only a type
+/// named like an exception with a string literal for its message (cut at the line's end when
+/// the paste cut it).
+fn raised_by(code: &str) -> Option<String> {
+    let rest = code.trim().strip_prefix("raise ")?;
+    let (ty, arg) = rest.split_once('(')?;
+    let exceptional = ty.ends_with("Error") || ty.ends_with("Exception");
+    if !exceptional
+        || !ty
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
+    {
+        return None;
+    }
+    let arg = arg.trim_start();
+    let arg = arg
+        .strip_prefix(['f', 'r', 'b', 'F', 'R', 'B'])
+        .filter(|a| a.starts_with(['"', '\'']))
+        .unwrap_or(arg);
+    let q = arg.chars().next().filter(|c| matches!(c, '"' | '\''))?;
+    let body = &arg[1..];
+    let text = body.split(q).next().unwrap_or(body).trim();
+    (text.len() >= 5).then(|| format!("{ty}: {text}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn voc() -> &'static Vocabulary {
         Vocabulary::embedded()
+    }
+
+    #[test]
+    fn a_raise_statement_says_what_was_raised() {
+        assert_eq!(
+            raised_by(r#"raise RuntimeError(f"weight {tensor_name} does not exist")"#).as_deref(),
+            Some("RuntimeError: weight {tensor_name} does not exist")
+        );
+        assert_eq!(
+            raised_by("raise ValueError('unsupported head size").as_deref(),
+            Some("ValueError: unsupported head size")
+        );
+        assert_eq!(raised_by("raise ValueError(msg)"), None);
+        assert_eq!(raised_by("raise"), None);
+        assert_eq!(raised_by("raise self.error_class('oops, it broke')"), None);
+        assert_eq!(raised_by("outputs = self(x)"), None);
     }
 
     #[test]

@@ -511,7 +511,7 @@ pub(super) fn successor(p: Phase) -> Phase {
 pub(super) fn called_function(code: &str) -> Option<&str> {
     static R: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = R.get_or_init(|| {
-        regex::Regex::new(r"^(?:[A-Za-z_][\w.\[\]]*\s*=\s*|return\s+|await\s+)?(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w{3,})\s*(?:\(|$)")
+        crate::lazy::ascii_regex(r"^(?:[A-Za-z_][\w.\[\]]*\s*=\s*|return\s+|await\s+)?(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w{3,})\s*(?:\(|$)")
             .expect("call pattern compiles")
     });
     re.captures(code.trim())
