@@ -81,6 +81,14 @@ impl Cases {
         })
     }
 
+    /// Does now the work the first search would do (the library's vectors), so that a
+    /// caller can do it on another thread while it reads the log.
+    pub fn warm(&self) {
+        if self.mode != Mode::Off {
+            self.library.warm();
+        }
+    }
+
     /// Finds the cases similar to the log and adds them to the report
     /// (`similar`, and their causes to the hypotheses).
     pub fn apply(&self, facts: &LogFacts, report: &mut Report) {

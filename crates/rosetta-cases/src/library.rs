@@ -129,6 +129,11 @@ impl Library {
         before - self.cases.len()
     }
 
+    /// Builds the vectors of the library now (they are built on first use otherwise).
+    pub fn warm(&self) {
+        self.index();
+    }
+
     fn index(&self) -> &Index {
         self.index.get_or_init(|| {
             let sigs: Vec<Signature> = self.cases.iter().map(Case::signature).collect();

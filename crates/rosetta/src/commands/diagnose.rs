@@ -57,16 +57,26 @@ pub fn run(args: DiagnoseArgs) -> Outcome {
     if let Some(hint) = stdin_hint(&args.logs, std::io::stdin().is_terminal()) {
         crate::exit::say(format_args!("{hint}"));
     }
+    // The case library (unpacked, its vectors built) loads on the second core while this
+    // one reads the knowledge base and builds the scanner: a third of start-up, hidden.
+    let case_dirs = args.cases.clone();
+    let cases = std::thread::spawn(move || {
+        rosetta_cases::Cases::for_diagnose(&case_dirs).inspect(rosetta_cases::Cases::warm)
+    });
     let mut kb = KnowledgeBase::embedded().context("the built-in knowledge base is broken")?;
     for dir in &args.kb {
         kb.add_dir(dir).context("cannot load --kb rules")?;
     }
-    let cases = rosetta_cases::Cases::for_diagnose(&args.cases).context("cannot load --cases")?;
     let machine = match &args.env {
         Some(path) => Some(super::env_facts::load(path)?),
         None => None,
     };
     let gpu_names: Vec<&'static str> = rosetta_kb::tables::GpuTable::embedded().names().collect();
+    let scanner = rosetta_log::Scanner::new(kb.vocabulary(), &kb.literals());
+    let cases = cases
+        .join()
+        .map_err(|_| anyhow::anyhow!("the case library could not be loaded"))?
+        .context("cannot load --cases")?;
     let setup = Setup {
         kb,
         cases,
@@ -74,7 +84,6 @@ pub fn run(args: DiagnoseArgs) -> Outcome {
         gpu_names,
         redact: args.redact,
     };
-    let scanner = rosetta_log::Scanner::new(setup.kb.vocabulary(), &setup.kb.literals());
     let stdout = std::io::stdout();
     let style = Style {
         color: match args.color {
