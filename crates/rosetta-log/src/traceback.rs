@@ -118,7 +118,8 @@ fn patterns() -> &'static Patterns {
         // gdb `#5  0x00007f.. in llama_sampler_softmax_impl(...) () from libllama.so`
         // and c10 `frame #3: c10d::ProcessGroupNCCL::watchdog() + 0x8c (0x7f.. in libtorch.so)`
         native: crate::lazy::ascii_regex(r"^\s*(?:#\d+\s+(?:0x[0-9a-fA-F]+ in )?|frame #\d+: (?:0x[0-9a-fA-F]+ )?)([A-Za-z_~][\w:~<>,]*?)\s*(?:\(|\+ 0x)(?:.*(?: at | from |\(0x[0-9a-f]+ in )([^\s)]+)\)?\s*$)?").unwrap(),
-        frame: crate::lazy::ascii_regex(r#"File "([^"]+)", line (\d+), in (\S+)"#).unwrap(),
+        // A paste that dropped the line numbers keeps `File "...", in f`.
+        frame: crate::lazy::ascii_regex(r#"File "([^"]+)", (?:line (\d+), )?in (\S+)"#).unwrap(),
         // A terminal wrapped a frame line right after `line`: the number and the function
         // open the next line (`File ".../model.py", line` / `120, in stream_model_load`).
         frame_head: crate::lazy::ascii_regex(r#"File "([^"]+)", line\s*$"#).unwrap(),
@@ -309,7 +310,7 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
                     .or_else(|| pat.frame_partial.captures(msg))
                     .map(|c| Frame {
                         file: c[1].trim().to_string(),
-                        line: c[2].parse().unwrap_or(0),
+                        line: c.get(2).and_then(|m| m.as_str().parse().ok()).unwrap_or(0),
                         function: c[3].trim_end_matches(':').to_string(),
                         code: None,
                     })
@@ -692,5 +693,20 @@ mod native_tests {
         assert_eq!(t.len(), 1, "{t:?}");
         assert_eq!(t[0].frames[0].function, "llama_sampler_softmax_impl");
         assert_eq!(t[0].frames[0].file, "libllama.so");
+    }
+
+    #[test]
+    fn a_frame_pasted_without_its_line_number_is_a_frame() {
+        let log = "File \".../nixl/conn.py\", in _init_prep_handle\n    h = self.agent.prep_xfer_dlist(\"\", a)\nnixl._bindings.nixlNotFoundError: NIXL_ERR_NOT_FOUND\n";
+        let out =
+            Scanner::new(crate::Vocabulary::embedded(), &[]).scan_reader(0, &mut log.as_bytes());
+        let t = collect(&out.records);
+        assert_eq!(t.len(), 1, "{t:?}");
+        assert_eq!(t[0].frames[0].function, "_init_prep_handle");
+        assert_eq!(t[0].frames[0].line, 0);
+        assert_eq!(
+            t[0].frames[0].code.as_deref(),
+            Some("h = self.agent.prep_xfer_dlist(\"\", a)")
+        );
     }
 }

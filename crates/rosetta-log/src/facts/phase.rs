@@ -195,17 +195,23 @@ fn by_frames(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Phase, S
 fn by_cut_call(voc: &Vocabulary, _f: &LogFacts, inc: &Incident) -> Option<(Phase, String)> {
     // A traceback cut short (a paste, a `[...]`) ends on a frame whose code line calls the
     // step that was running (`self.init_cuda_graph()`): the call names it as a frame would.
-    if let Some((p, call)) = inc
-        .frames
+    if let Some((p, call)) = last_call_phase(voc, &inc.frames) {
+        return Some((p, format!("the last frame calls {call}")));
+    }
+    None
+}
+
+/// The step the last frame's code line calls, when its name says one.
+fn last_call_phase<'a>(
+    voc: &Vocabulary,
+    frames: &'a [crate::traceback::Frame],
+) -> Option<(Phase, &'a str)> {
+    frames
         .last()
         .and_then(|fr| fr.code.as_deref())
         .and_then(called_function)
         .and_then(|call| voc.phase_of_function(call, "").map(|p| (p, call)))
         .filter(|(p, _)| *p != Phase::Unknown)
-    {
-        return Some((p, format!("the last frame calls {call}")));
-    }
-    None
 }
 
 /// The identifiers the message names, read as frames would be.
@@ -290,6 +296,18 @@ fn by_same_error_after(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option
     }) {
         if let Some(p) = other.phase_hint.filter(|_| other.class == inc.class) {
             return Some((p, format!("the same error at line {} names it", other.line)));
+        }
+        // A traceback cut before its exception: the call on its last line is the innermost step.
+        if other.exception.is_none() {
+            if let Some((p, call)) = last_call_phase(voc, &other.frames) {
+                return Some((
+                    p,
+                    format!(
+                        "the traceback of the same error at line {} ends calling {call}",
+                        other.line
+                    ),
+                ));
+            }
         }
         if raised_while_importing(&other.frames).is_some() {
             return Some((
@@ -511,7 +529,7 @@ pub(super) fn successor(p: Phase) -> Phase {
 pub(super) fn called_function(code: &str) -> Option<&str> {
     static R: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = R.get_or_init(|| {
-        crate::lazy::ascii_regex(r"^(?:[A-Za-z_][\w.\[\]]*\s*=\s*|return\s+|await\s+)?(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w{3,})\s*(?:\(|$)")
+        crate::lazy::ascii_regex(r"^(?:[A-Za-z_][\w.\[\]]*\s*=\s*|return\s+|await\s+|\.)?(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w{3,})\s*(?:\(|$)")
             .expect("call pattern compiles")
     });
     re.captures(code.trim())
@@ -528,6 +546,11 @@ mod call_tests {
         assert_eq!(
             called_function("self.init_cuda_graph"),
             Some("init_cuda_graph")
+        );
+        // A chained call continued on its own line.
+        assert_eq!(
+            called_function(".build_for_cudagraph_capture(common_attn_metadata)"),
+            Some("build_for_cudagraph_capture")
         );
         assert_eq!(
             called_function("self.model_runner = ModelRunner("),
