@@ -12,7 +12,7 @@ use crate::lazy::{FilteredSet, LazyRegex, LazySet};
 pub use crate::literals::{branch_literals, join_patterns, prefix_literals};
 use rosetta_schema::{FailureClass, Phase};
 use serde::Deserialize;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::OnceLock;
@@ -221,6 +221,12 @@ pub struct Vocabulary {
     pub scanner_context: Vec<String>,
     /// The entries as written, with their examples, for the harness and the lint.
     pub entries: Vec<Entry>,
+    /// Where a message gives a CUDA error by number (each pattern has a group `code`).
+    cuda_error_patterns: Vec<LazyRegex>,
+    /// CUDA error numbers: (name, text).
+    cuda_errors: HashMap<u32, (String, String)>,
+    /// The `[cuda_errors]` examples: (fires, quiet).
+    pub cuda_error_examples: (Vec<String>, Vec<String>),
 }
 
 impl std::fmt::Debug for Vocabulary {
@@ -326,6 +332,20 @@ struct FileDoc {
     banner: Vec<BannerDoc>,
     #[serde(default)]
     scanner: Option<ScannerDoc>,
+    #[serde(default)]
+    cuda_errors: Option<CudaErrorsDoc>,
+}
+
+/// `[cuda_errors]`: where a message gives a CUDA error by number, and what each number means.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CudaErrorsDoc {
+    patterns: Vec<String>,
+    #[serde(default)]
+    fires: Vec<String>,
+    #[serde(default)]
+    quiet: Vec<String>,
+    codes: std::collections::BTreeMap<String, (String, String)>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -578,6 +598,7 @@ impl Vocabulary {
                     | "[[banner]]"
                     | "[serving]"
                     | "[scanner]"
+                    | "[cuda_errors]"
             )
         })
     }
@@ -598,6 +619,9 @@ impl Vocabulary {
         let mut banners: Vec<(BannerDoc, PathBuf)> = Vec::new();
         let mut serving: HashSet<String> = HashSet::new();
         let (mut sc_serving, mut sc_errors, mut sc_context) = (Vec::new(), Vec::new(), Vec::new());
+        let mut cuda_error_patterns = Vec::new();
+        let mut cuda_errors = HashMap::new();
+        let mut cuda_error_examples = (Vec::new(), Vec::new());
         for (path, text) in files {
             let doc: FileDoc = toml::from_str(&text).map_err(|e| VocabError::Parse {
                 path: path.clone(),
@@ -631,6 +655,33 @@ impl Vocabulary {
             }
             if let Some(s) = doc.serving {
                 serving.extend(s.functions);
+            }
+            if let Some(c) = doc.cuda_errors {
+                for (i, p) in c.patterns.iter().enumerate() {
+                    let re = compile(
+                        &path,
+                        "cuda error pattern",
+                        &i.to_string(),
+                        std::slice::from_ref(p),
+                        check,
+                    )?;
+                    if !re.as_str().contains("(?P<code>") {
+                        return Err(VocabError::Invalid {
+                            path: path.clone(),
+                            message: format!("cuda_errors pattern {i} has no group `code`"),
+                        });
+                    }
+                    cuda_error_patterns.push(re);
+                }
+                for (code, meaning) in c.codes {
+                    let n: u32 = code.parse().map_err(|_| VocabError::Invalid {
+                        path: path.clone(),
+                        message: format!("cuda_errors code `{code}` is not a number"),
+                    })?;
+                    cuda_errors.insert(n, meaning);
+                }
+                cuda_error_examples.0.extend(c.fires);
+                cuda_error_examples.1.extend(c.quiet);
             }
             if let Some(s) = doc.scanner {
                 sc_serving.extend(s.serving);
@@ -809,6 +860,9 @@ impl Vocabulary {
             scanner_errors: sc_errors,
             scanner_context: sc_context,
             entries,
+            cuda_error_patterns,
+            cuda_errors,
+            cuda_error_examples,
             signal_lits: OnceLock::new(),
             milestone_lits: OnceLock::new(),
         })
@@ -817,6 +871,22 @@ impl Vocabulary {
     /// Indices of the signals a message matches.
     pub fn signal_matches(&self, msg: &str) -> Vec<usize> {
         self.signal_set.matches(msg)
+    }
+
+    /// What a CUDA error given only by its number means (`CUDA error 98` ->
+    /// `cudaErrorInvalidDeviceFunction: invalid device function`), when the message does not
+    /// already say it.
+    pub fn cuda_error_meaning(&self, msg: &str) -> Option<String> {
+        let code: u32 = self
+            .cuda_error_patterns
+            .iter()
+            .find_map(|re| re.captures(msg)?.name("code")?.as_str().parse().ok())?;
+        let (name, text) = self.cuda_errors.get(&code)?;
+        let lower = msg.to_ascii_lowercase();
+        if lower.contains(&text.to_ascii_lowercase()) || msg.contains(name.as_str()) {
+            return None;
+        }
+        Some(format!("{name}: {text}"))
     }
 
     /// Whether one signal matches a message (for tests and the lint).
@@ -967,6 +1037,35 @@ fn kebab(camel: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn cuda_error_numbers_are_read_as_their_text() {
+        let v = Vocabulary::embedded();
+        let (fires, quiet) = &v.cuda_error_examples;
+        assert!(!fires.is_empty() && !quiet.is_empty());
+        for f in fires {
+            assert!(
+                v.cuda_error_meaning(f).is_some(),
+                "no meaning read from {f:?}"
+            );
+        }
+        for q in quiet {
+            assert_eq!(v.cuda_error_meaning(q), None, "a meaning read from {q:?}");
+        }
+        assert_eq!(
+            v.cuda_error_meaning(
+                "RuntimeError: Failed: CUDA runtime error csrc/jit/kernel_runtime.hpp:108 '98'"
+            )
+            .as_deref(),
+            Some("cudaErrorInvalidDeviceFunction: invalid device function")
+        );
+        assert_eq!(
+            v.cuda_error_meaning("CUDA error 700 at ggml-cuda.cu:1")
+                .as_deref(),
+            Some("cudaErrorIllegalAddress: an illegal memory access was encountered")
+        );
+    }
+
     use super::*;
 
     #[test]

@@ -480,7 +480,12 @@ pub(super) fn classify(
         if t.contains("asynchronously reported") {
             inc.asynchronous = true;
         }
-        for s in sig.signal_matches(t) {
+        // A CUDA error given only by its number reads as its text too.
+        let mut matched = sig.signal_matches(t);
+        if let Some(meaning) = sig.cuda_error_meaning(t) {
+            matched.extend(sig.signal_matches(&meaning));
+        }
+        for s in matched {
             let sg = &sig.signals[s];
             if !inc.signals.contains(&sg.id) {
                 inc.signals.push(sg.id);

@@ -297,7 +297,13 @@ impl LogFacts {
         let tbs = traceback::collect(&f.records);
         f.incidents = incidents(voc, &f.records, &tbs);
         f.warnings = warnings(voc, &templates, &mut f.warning_total);
-        let (failure, other_runs) = choose_failure(voc, &f, &templates);
+        let (mut failure, other_runs) = choose_failure(voc, &f, &templates);
+        // A CUDA error given only by its number: the report says what the number means.
+        if let Some(fl) = failure.as_mut() {
+            if let Some(meaning) = voc.cuda_error_meaning(&fl.message) {
+                fl.message = format!("{} ({meaning})", fl.message);
+            }
+        }
         f.failure = failure;
         f.other_runs = other_runs;
         if f.failure.is_none() {
