@@ -67,6 +67,10 @@ pub struct Traceback {
     /// output is shifted right): code lines are indented beyond it, the exception is not.
     #[serde(skip)]
     indent: usize,
+    /// Frames read from a native backtrace (gdb's `#N`, c10's `frame #N`), which print the
+    /// innermost first: they are turned around when the block ends.
+    #[serde(skip)]
+    native_frames: usize,
 }
 
 impl Traceback {
@@ -82,6 +86,7 @@ impl Traceback {
             exception: None,
             chained_from,
             indent: leading_ws(rec.message()),
+            native_frames: 0,
         }
     }
 }
@@ -335,6 +340,9 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
             // behind a prefix the parser does not know (`dgx08:   File ...`) kept it.
             let flat = f.line > 0 && msg.starts_with("File \"") && leading_ws(msg) <= tb.indent;
             st.flat_frame = u8::from(flat);
+            if f.line == 0 && f.code.is_none() && pat.native.is_match(msg) {
+                tb.native_frames += 1;
+            }
             tb.frames.push(f);
             tb.end_line = rec.line;
             continue;
@@ -422,9 +430,13 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
 }
 
 fn finish(st: &mut StreamState, out: &mut Vec<Traceback>) {
-    if let Some(tb) = st.current.take() {
+    if let Some(mut tb) = st.current.take() {
         if tb.frames.is_empty() && tb.exception.is_none() {
             return;
+        }
+        // A native backtrace lists the innermost frame first; frames are kept outermost first.
+        if tb.native_frames == tb.frames.len() {
+            tb.frames.reverse();
         }
         out.push(tb);
         st.last = Some(out.len() - 1);
@@ -691,8 +703,10 @@ mod native_tests {
             Scanner::new(crate::Vocabulary::embedded(), &[]).scan_reader(0, &mut log.as_bytes());
         let t = collect(&out.records);
         assert_eq!(t.len(), 1, "{t:?}");
-        assert_eq!(t[0].frames[0].function, "llama_sampler_softmax_impl");
-        assert_eq!(t[0].frames[0].file, "libllama.so");
+        // Kept outermost first, as Python prints them: gdb printed the innermost (#5) first.
+        assert_eq!(t[0].frames[1].function, "llama_sampler_softmax_impl");
+        assert_eq!(t[0].frames[1].file, "libllama.so");
+        assert_eq!(t[0].frames[0].function, "llama_sampler_dist_apply");
     }
 
     #[test]

@@ -31,9 +31,14 @@ pub(super) fn jit_build(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> bool 
 /// are words, not functions.
 /// The first code identifier of a message (a name with `_`, a dotted path or a camelCase
 /// hump; English words are none of these) that the phase words name.
-pub(super) fn message_identifier_phase(voc: &Vocabulary, msg: &str) -> Option<(Phase, String)> {
+pub(super) fn message_identifier_phase(
+    voc: &Vocabulary,
+    msg: &str,
+    skip: impl Fn(&str) -> bool,
+) -> Option<(Phase, String)> {
     msg.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
         .map(|t| t.trim_matches('.'))
+        .filter(|t| !skip(t))
         .filter(|t| {
             (4..=80).contains(&t.len())
                 && t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
@@ -223,7 +228,15 @@ fn by_message_identifier(
     // The message names the code that raised (`ServerArgs() got multiple values for ...`,
     // `load_weights() got an unexpected keyword argument`): its identifiers are read as
     // frames would be, when no frame said anything.
-    if let Some((p, ident)) = message_identifier_phase(voc, &inc.message) {
+    // A build error names the source file it compiles (`flashinfer_prefill.cu`): the
+    // kernel being built, not the step that ran.
+    let compiled = |t: &str| {
+        inc.class == FailureClass::BuildError
+            && [".cu", ".cuh", ".cpp", ".cc", ".c", ".h", ".hpp", ".cxx"]
+                .iter()
+                .any(|x| t.ends_with(x))
+    };
+    if let Some((p, ident)) = message_identifier_phase(voc, &inc.message, compiled) {
         return Some((p, format!("the message names {ident}")));
     }
     None
