@@ -63,6 +63,8 @@ pub struct MilestoneShape {
     pub phase: Phase,
     /// The line says the phase finished.
     pub done: bool,
+    /// The line says the server accepts requests.
+    pub ready: bool,
     /// A short label for the timeline.
     pub label: &'static str,
 }
@@ -393,6 +395,8 @@ struct MilestoneDoc {
     phase: String,
     #[serde(default)]
     done: bool,
+    #[serde(default)]
+    ready: bool,
     label: String,
     patterns: Vec<String>,
     #[serde(default)]
@@ -738,6 +742,7 @@ impl Vocabulary {
                 id: leak(m.id.clone()),
                 phase: parse_phase(&path, &m.phase)?,
                 done: m.done,
+                ready: m.ready,
                 label: leak(m.label),
             });
             ms_pats.push(m.patterns.clone());

@@ -174,7 +174,7 @@ impl Monitor {
             }
             return;
         };
-        if shape.label == "ready" {
+        if shape.ready {
             if let Some(c) = p.url.captures(msg) {
                 if let Ok(port) = c[2].parse::<u16>() {
                     self.offer(Address::new(&c[1], port), AddressSource::Announced);
@@ -186,7 +186,7 @@ impl Monitor {
             }
         }
         // After ready, request and batch lines are serving, not a new phase.
-        if self.ready && shape.label != "ready" && shape.phase != Phase::Shutdown {
+        if self.ready && !shape.ready && shape.phase != Phase::Shutdown {
             return;
         }
         let pr = progress(msg);

@@ -25,6 +25,7 @@ pub(super) fn milestones(
             out.push(Milestone {
                 phase: shape.phase,
                 done: shape.done,
+                ready: shape.ready,
                 label: shape.label,
                 source: rec.source,
                 line: rec.line,
@@ -44,6 +45,7 @@ pub(super) fn milestones(
                     out.push(Milestone {
                         phase,
                         done: false,
+                        ready: false,
                         label,
                         source,
                         line,

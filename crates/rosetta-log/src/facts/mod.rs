@@ -91,6 +91,8 @@ pub struct Milestone {
     pub phase: Phase,
     /// The phase finished here.
     pub done: bool,
+    /// The server accepts requests from here on.
+    pub ready: bool,
     /// Label for the timeline.
     pub label: &'static str,
     /// Input file index.

@@ -280,7 +280,11 @@ fn by_install_command(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<
             .any(|r| {
                 sig.signal_matches(r.message())
                     .into_iter()
-                    .any(|s| sig.signals[s].id == "wheel-build")
+                    // A phase hint for an install: a package or engine build ran here.
+                    .any(|s| {
+                        let sg = &sig.signals[s];
+                        sg.strength < 5 && sg.phase == Some(Phase::Install)
+                    })
             });
         if install {
             return Some((Phase::Install, "an install command precedes it".into()));

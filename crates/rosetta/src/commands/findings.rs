@@ -110,7 +110,7 @@ pub fn run(args: FindingsArgs) -> Code {
                 )?;
                 let report = rosetta_kb::report::build(&kb, &facts, None);
                 let failure = journal::failure_of(&report);
-                let ready = facts.milestones.iter().any(|m| m.label == "ready");
+                let ready = facts.milestones.iter().any(|m| m.ready);
                 let outcome = match failure {
                     Some(f) if f.class == FailureClass::Hang => Outcome::Stalled,
                     Some(_) => Outcome::Crashed,
