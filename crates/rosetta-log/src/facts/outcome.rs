@@ -328,10 +328,17 @@ pub(super) fn wrong_output_lines(voc: &Vocabulary, f: &LogFacts) -> Option<Failu
         // A transcript's last lines: an answer that is one symbol over and over
         // (`44444444…`) holds no word the scanner looks for.
         // A chat transcript's reply strewn with pieces of template markers.
+        // The run may end where the user pressed Ctrl-C (`^C` and the next shell prompt
+        // follow on the same line), and the transcript may go on to a run that worked.
+        let one_symbol = |t: &str| {
+            let before_interrupt = t.split("^C").next().unwrap_or(t);
+            single_symbol_run(before_interrupt.trim(), 32)
+        };
         let (source, line, text) = f
             .last_lines
             .iter()
-            .find(|(_, _, t)| single_symbol_run(t.trim(), 32))
+            .chain(f.first_lines.iter())
+            .find(|(_, _, t)| one_symbol(t))
             .or_else(|| transcript_with_markers(voc, &f.first_lines))
             .or_else(|| transcript_with_markers(voc, &f.last_lines))?;
         return Some(Failure::without_incident(
@@ -382,6 +389,17 @@ mod tests {
             v,
             "Output: 'hello мир 世界 again hello мир 世界 again and more words'"
         ));
+    }
+
+    #[test]
+    fn one_symbol_repeated_until_ctrl_c_is_wrong_output() {
+        let log = "flash attention on:\n\n$ lm Hello\n".to_string()
+            + &"郦".repeat(60)
+            + "^Cbash-5.1$ \n\nflash attention off:\n$ lm Hello\nHello! How can I help you today?\n";
+        let f = crate::facts::facts_of(&log);
+        let fl = f.failure.expect("a failure");
+        assert_eq!(fl.class, FailureClass::WrongOutput);
+        assert_eq!(fl.line, 4);
     }
 
     #[test]
