@@ -54,7 +54,7 @@ fn read(kb: &KnowledgeBase, gpus: &[&str], log: &Path) -> (LogFacts, LogFacts, V
         &[],
     )
     .unwrap();
-    let report = rosetta_kb::report::build(kb, &facts, None);
+    let report = rosetta_report::build(kb, &facts, None);
     (facts, plain, report.hypotheses)
 }
 

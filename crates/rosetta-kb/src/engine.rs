@@ -13,7 +13,7 @@ use regex::{Captures, Regex};
 use rosetta_log::lazy::LazyRegex;
 use rosetta_log::scan::Record;
 use rosetta_log::LogFacts;
-use rosetta_report::{Evidence, Hypothesis};
+use rosetta_schema::report::{Evidence, Hypothesis};
 use rosetta_schema::{Cause, FailureClass};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::str::FromStr;

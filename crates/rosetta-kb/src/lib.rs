@@ -12,7 +12,6 @@ pub mod fact;
 mod kb;
 mod machine;
 pub mod plan;
-pub mod report;
 pub mod rule;
 pub mod tables;
 pub mod windows;

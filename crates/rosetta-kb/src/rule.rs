@@ -150,7 +150,7 @@ pub struct When {
 #[serde(deny_unknown_fields)]
 pub struct Preflight {
     /// `blocker` (will fail), `risk` (may fail: the crash is the rule's class), or `info`.
-    pub severity: rosetta_report::Severity,
+    pub severity: rosetta_schema::Severity,
     /// Derived facts that must hold before launch, in addition to `[when]`'s.
     #[serde(default)]
     pub facts: Vec<Fact>,

@@ -66,10 +66,7 @@ fn run_log(
         .into_iter()
         .map(String::from)
         .collect();
-    Ok((
-        fired,
-        rosetta_kb::report::build(kb, &facts, machine.as_ref()),
-    ))
+    Ok((fired, rosetta_report::build(kb, &facts, machine.as_ref())))
 }
 
 fn check_fires(kb: &KnowledgeBase, rule: &Rule, log: &Path) -> Result<(), Failed> {

@@ -5,33 +5,10 @@
 //! HTML lay out the same model. Nothing here decides a finding.
 
 use crate::render::Format;
-use rosetta_schema::Cause;
+use rosetta_schema::{Cause, Severity};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
-
-/// How bad a finding is, worst first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Severity {
-    /// The launch will fail.
-    Blocker,
-    /// The launch may fail; the finding names the crash.
-    Risk,
-    /// Worth knowing; nothing will fail because of it.
-    Info,
-}
-
-impl Severity {
-    /// The id (`blocker`, `risk`, `info`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Blocker => "blocker",
-            Severity::Risk => "risk",
-            Severity::Info => "info",
-        }
-    }
-}
 
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

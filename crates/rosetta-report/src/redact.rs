@@ -12,7 +12,7 @@
 
 mod hosts;
 
-use crate::model::Report;
+use crate::Report;
 use regex::{Captures, Regex};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -636,7 +636,7 @@ mod tests {
             notes: vec!["comm-init: comm-error ✗ (9) · graph-capture: gpu-oom ✗ (12)".into()],
             ..Report::default()
         };
-        rep.inputs.push(crate::model::Input {
+        rep.inputs.push(crate::Input {
             path: "/logs/dgx07.log".into(),
             ..Default::default()
         });
@@ -656,11 +656,11 @@ mod tests {
             notes: vec!["rank 1 on dgx08 lost MASTER_ADDR=dgx07".into()],
             ..Report::default()
         };
-        rep.inputs.push(crate::model::Input {
+        rep.inputs.push(crate::Input {
             path: "/logs/dgx07.log".into(),
             ..Default::default()
         });
-        rep.warnings.push(crate::model::Warning {
+        rep.warnings.push(crate::Warning {
             text: "dgx08:2234:5679 [1] NCCL WARN Connect to dgx07<45678> failed".into(),
             count: 1,
             ranks: vec![],
@@ -687,7 +687,7 @@ mod tests {
     #[test]
     fn knowledge_base_links_and_vocabulary_stay() {
         let mut rep = Report::default();
-        rep.hypotheses.push(crate::model::Hypothesis {
+        rep.hypotheses.push(crate::Hypothesis {
             cause: rosetta_schema::Cause::CommSetup,
             rule: "nccl-network".into(),
             confidence: 1.0,

@@ -5,7 +5,7 @@
 //! ends the diagnosis with the similar reports: the thread, its one-line fix,
 //! and how similar it is.
 
-use crate::model::{Hypothesis, Report, Similar, TimelineEntry};
+use crate::{Hypothesis, Report, Similar, TimelineEntry};
 use anstyle::{AnsiColor, Effects, Style as AStyle};
 use rosetta_schema::human_bytes;
 use rosetta_schema::Phase;
@@ -461,7 +461,7 @@ fn line_ref(line: Option<u64>, file: &Option<String>) -> String {
 }
 
 /// Rank, line and time of a failure, as every format words them.
-fn rank_line_time(f: &crate::model::Failure) -> Vec<String> {
+fn rank_line_time(f: &crate::Failure) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(rank) = f.rank {
         if f.ranks.len() > 1 {
@@ -483,7 +483,7 @@ fn rank_line_time(f: &crate::model::Failure) -> Vec<String> {
 }
 
 /// The phase and why, in words: `decode: the traceback passes through …`.
-fn phase_words(f: &crate::model::Failure) -> String {
+fn phase_words(f: &crate::Failure) -> String {
     let phase = match f.phase {
         rosetta_schema::Phase::Unknown => "phase unknown".to_string(),
         ph => ph.to_string(),
@@ -492,7 +492,7 @@ fn phase_words(f: &crate::model::Failure) -> String {
 }
 
 /// What a log that stops inside a start-up step means, in words.
-fn ends_during_words(e: &crate::model::EndsDuring) -> String {
+fn ends_during_words(e: &crate::EndsDuring) -> String {
     let at = line_ref(Some(e.line), &e.file);
     let what = if e.finished {
         format!(
@@ -907,7 +907,7 @@ fn final_of(r: &Report, file: Option<&str>) -> Option<(String, Phase)> {
 }
 
 /// `32`, or `node2.log:32` when several inputs were read: a warning's first line.
-fn warning_ref(wn: &crate::model::Warning) -> String {
+fn warning_ref(wn: &crate::Warning) -> String {
     match &wn.file {
         Some(f) => format!("{f}:{}", wn.line),
         None => wn.line.to_string(),
@@ -1728,7 +1728,7 @@ mod tests {
 
     /// A report with similar reports and a cause only they name, in every format.
     fn with_similar() -> Report {
-        use crate::model::{CaseRef, Failure, Similar};
+        use crate::{CaseRef, Failure, Similar};
         use rosetta_schema::{Cause, FailureClass, Phase};
         let case = |id: &str, url: &str, score: f64| CaseRef {
             case: id.into(),
@@ -1862,12 +1862,12 @@ mod tests {
         f.phase_reason = "the traceback passes through process_batch_result_decode".into();
         let h = &mut r.hypotheses[0];
         h.evidence = vec![
-            crate::model::Evidence {
+            crate::Evidence {
                 line: Some(2),
                 file: None,
                 text: "GPU NVIDIA RTX PRO 6000 = sm_120".into(),
             },
-            crate::model::Evidence {
+            crate::Evidence {
                 line: Some(163),
                 file: None,
                 text: format!(
@@ -1950,7 +1950,7 @@ mod tests {
     }
 
     fn restart_loop(earlier: usize) -> Report {
-        use crate::model::TimelineEntry;
+        use crate::TimelineEntry;
         use rosetta_schema::Phase;
         let mut r = long_lines();
         let step = |phase, line, label: &str, failed| TimelineEntry {
@@ -2061,7 +2061,7 @@ mod tests {
         unseen: u64,
         label: impl Fn(u64) -> &'static str,
     ) -> Vec<String> {
-        use crate::model::TimelineEntry;
+        use crate::TimelineEntry;
         use rosetta_schema::Phase;
         let mut r = restart_loop(0);
         let tail = r.timeline.split_off(0);
@@ -2097,7 +2097,7 @@ mod tests {
 
     #[test]
     fn a_long_timeline_keeps_its_head_and_end() {
-        use crate::model::TimelineEntry;
+        use crate::TimelineEntry;
         let mut r = long_lines();
         for i in 0..64 {
             r.timeline.push(TimelineEntry {
@@ -2184,7 +2184,7 @@ mod tests {
             f.rank = Some(2);
             f.ranks = vec![0, 1, 2, 3];
             f.time = Some("2026-02-24 10:11:06".into());
-            f.surfaced = Some(crate::model::Surfaced {
+            f.surfaced = Some(crate::Surfaced {
                 line: 163,
                 message: "torch.AcceleratorError: CUDA error: device-side assert triggered".into(),
             });
@@ -2339,7 +2339,7 @@ mod tests {
     #[test]
     fn markdown_and_html_say_an_input_was_truncated() {
         let mut r = Report::default();
-        r.inputs.push(crate::model::Input {
+        r.inputs.push(crate::Input {
             path: "server.log.gz".into(),
             lines: 12,
             note: Some("reading stopped early: the file is truncated".into()),

@@ -4,17 +4,21 @@
 //!
 //! Every crate that speaks about a failure uses these enums, so that no cause or
 //! class is ever a free string. Serialisation is kebab-case, exactly the ids of
-//! the schema. This crate holds only the vocabulary; the report model lives in
+//! the schema. The report model (`report`: the JSON contract of `diagnose`) is
+//! here too, so that the knowledge base can hand typed hypotheses to the report
+//! stage without knowing how they are printed; assembly and renderers live in
 //! `rosetta-report`, the rules that use the words in `rosetta-kb`.
 #![warn(missing_docs)]
 
 pub mod arch;
 pub mod bytes;
 pub mod package;
+pub mod report;
 
 pub use arch::{Arch, ComputeCapability, Gfx};
 pub use bytes::human_bytes;
 pub use package::normalize_name;
+pub use report::Severity;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

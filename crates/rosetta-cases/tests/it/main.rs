@@ -51,7 +51,7 @@ fn logs_that_resemble_nothing_get_no_similar_report_and_no_new_cause() {
             &[],
         )
         .unwrap();
-        let mut report = rosetta_kb::report::build(&kb, &f, None);
+        let mut report = rosetta_report::build(&kb, &f, None);
         let before = report.hypotheses.clone();
         cases.apply(&f, &mut report);
         assert!(

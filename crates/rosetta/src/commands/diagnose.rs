@@ -37,7 +37,7 @@ impl Setup {
     fn report(&self, scanner: &rosetta_log::Scanner, paths: &[PathBuf]) -> anyhow::Result<Report> {
         let facts =
             rosetta_log::read_logs_with(scanner, paths, self.kb.vocabulary(), &self.gpu_names)?;
-        let mut report = rosetta_kb::report::build(&self.kb, &facts, self.machine.as_ref());
+        let mut report = rosetta_report::build(&self.kb, &facts, self.machine.as_ref());
         self.cases.apply(&facts, &mut report);
         if self.redact {
             report = rosetta_report::redact(&report);

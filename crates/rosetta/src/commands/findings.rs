@@ -108,7 +108,7 @@ pub fn run(args: FindingsArgs) -> Code {
                     &kb.literals(),
                     &gpu_names,
                 )?;
-                let report = rosetta_kb::report::build(&kb, &facts, None);
+                let report = rosetta_report::build(&kb, &facts, None);
                 let failure = journal::failure_of(&report);
                 let ready = facts.milestones.iter().any(|m| m.ready);
                 let outcome = match failure {

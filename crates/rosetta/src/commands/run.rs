@@ -182,7 +182,7 @@ pub fn run(args: RunArgs) -> Code {
         // The log cannot say it hung: rosetta saw it go silent, so that is the failure.
         facts.failure = Some(stall_failure(&facts, &ending));
     }
-    let report = rosetta_kb::report::build(&kb, &facts, None);
+    let report = rosetta_report::build(&kb, &facts, None);
     attempt.log_args = facts
         .extracted
         .args

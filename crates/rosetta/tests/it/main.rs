@@ -10,6 +10,7 @@ mod config;
 mod diagnose;
 mod each;
 mod formats;
+mod layers;
 mod mechanisms;
 mod preflight;
 mod readme;

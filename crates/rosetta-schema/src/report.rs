@@ -1,7 +1,8 @@
 //! The report model: failure, hypotheses, notes, timeline, warnings, and the
-//! facts a reader needs to check them. Field names follow the JSON contract.
+//! facts a reader needs to check them. Field names follow the JSON contract of
+//! `triage-schema.md`. Assembly and layout live in `rosetta-report`.
 
-use rosetta_schema::{Cause, FailureClass, Phase};
+use crate::{Cause, FailureClass, Phase};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -321,4 +322,27 @@ pub struct Facts {
     /// Launch arguments read (how many).
     #[serde(default)]
     pub args: usize,
+}
+
+/// How bad a finding is, worst first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Severity {
+    /// The launch will fail.
+    Blocker,
+    /// The launch may fail; the finding names the crash.
+    Risk,
+    /// Worth knowing; nothing will fail because of it.
+    Info,
+}
+
+impl Severity {
+    /// The id (`blocker`, `risk`, `info`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Blocker => "blocker",
+            Severity::Risk => "risk",
+            Severity::Info => "info",
+        }
+    }
 }

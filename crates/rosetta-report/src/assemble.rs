@@ -1,11 +1,11 @@
 //! Assembles the report of `rosetta diagnose` from the log facts and the
 //! scored hypotheses: the failure, the compacted timeline, the warnings with
-//! the notes that concern them. Layout is `rosetta-report`'s business.
+//! the notes that concern them. Layout is the renderers' business.
 
-use crate::engine::{self, Context, Machine};
-use crate::KnowledgeBase;
+use crate::{Facts, Failure, FrameRef, Input, NoFailure, Report, TimelineEntry, Warning};
+use rosetta_kb::engine::{self, Context, Machine};
+use rosetta_kb::KnowledgeBase;
 use rosetta_log::LogFacts;
-use rosetta_report::{Facts, Failure, FrameRef, Input, NoFailure, Report, TimelineEntry, Warning};
 use rosetta_schema::Phase;
 
 /// Runs the knowledge base over the facts and builds the report.
@@ -32,13 +32,10 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
         time: f.time.clone(),
         message: f.message.clone(),
         exception: f.exception.clone(),
-        surfaced: f
-            .surfaced
-            .as_ref()
-            .map(|(line, message)| rosetta_report::Surfaced {
-                line: *line,
-                message: message.clone(),
-            }),
+        surfaced: f.surfaced.as_ref().map(|(line, message)| crate::Surfaced {
+            line: *line,
+            message: message.clone(),
+        }),
         asynchronous: f.asynchronous,
         sync_point: f.sync_point.clone(),
         phase_reason: with_file(&f.phase_reason, file_of(f.source).as_deref()),
@@ -212,7 +209,7 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
         ));
     }
 
-    let table = crate::tables::GpuTable::embedded();
+    let table = rosetta_kb::tables::GpuTable::embedded();
     let mut gpu_archs: Vec<String> = Vec::new();
     let gpus: Vec<String> = log
         .extracted
@@ -273,7 +270,7 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
         other_inputs: log
             .other_inputs
             .iter()
-            .map(|o| rosetta_report::OtherFailure {
+            .map(|o| crate::OtherFailure {
                 file: file_of(o.source).unwrap_or_default(),
                 class: o.class,
                 phase: o.phase,
@@ -285,7 +282,7 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
             .collect(),
         no_failure: log.failure.is_none().then(|| {
             let lines: u64 = log.inputs.iter().map(|i| i.lines).sum();
-            let ends_during = ends_during(log).map(|m| rosetta_report::EndsDuring {
+            let ends_during = ends_during(log).map(|m| crate::EndsDuring {
                 phase: m.phase,
                 step: m.label.to_string(),
                 finished: m.done,
@@ -311,7 +308,7 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
                 lines: log
                     .unnamed_errors
                     .iter()
-                    .map(|(source, line, text)| rosetta_report::Evidence {
+                    .map(|(source, line, text)| crate::Evidence {
                         line: Some(*line),
                         file: file_of(*source),
                         text: text.clone(),
