@@ -104,6 +104,7 @@ struct Patterns {
     bracket_location: Regex,
     tag: Regex,
     compose: Regex,
+    pylog: Regex,
 }
 
 fn patterns() -> &'static Patterns {
@@ -135,13 +136,17 @@ fn patterns() -> &'static Patterns {
         tag: crate::lazy::ascii_regex(r"(DP|TP|EP|PP|CP|ATTN_CP|MOE_DP)(\d+)").unwrap(),
         // `vllm-1  | INFO ...`: docker compose names the service, padded, before a bar.
         compose: crate::lazy::ascii_regex(r"^([a-z0-9][a-z0-9_.\-]{0,40})\s+\| ").unwrap(),
+        // Fields joined by ` - ` or ` | ` after a timestamp: Python logging's
+        // `%(asctime)s - %(name)s - %(levelname)s - %(message)s` (`- lmdeploy - ERROR - `,
+        // also with the time missing), loguru's `| ERROR    | module:function:12 - `.
+        pylog: crate::lazy::ascii_regex(r"^(?:[-|]\s{1,8})?(?:[\w.\-]{1,40}\s{1,8}[-|]\s{1,8})?(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|SUCCESS|TRACE)\s{0,8}[-|]\s+(?:[\w.<>\-]+:[\w.<>\-]+:\d+\s+-\s+)?").unwrap(),
     })
 }
 
 fn level_from(word: &str) -> Option<Level> {
     Some(match word.to_ascii_uppercase().as_str() {
         "DEBUG" | "D" | "V" | "VERBOSE" | "TRACE" => Level::Debug,
-        "INFO" | "I" | "NOTICE" => Level::Info,
+        "INFO" | "I" | "NOTICE" | "SUCCESS" => Level::Info,
         "WARNING" | "WARN" | "W" => Level::Warning,
         "ERROR" | "E" => Level::Error,
         "CRITICAL" | "FATAL" | "F" => Level::Critical,
@@ -233,6 +238,7 @@ struct Gates {
     bracket_location: bool,
     syslog: bool,
     level_word: bool,
+    pylog: bool,
 }
 
 /// The searcher for NCCL's word, built once.
@@ -259,6 +265,7 @@ impl Gates {
         bracket_location: true,
         syslog: true,
         level_word: true,
+        pylog: true,
     };
 
     #[inline]
@@ -299,6 +306,9 @@ impl Gates {
                     .is_some_and(|m| m.iter().all(u8::is_ascii_lowercase))
                 && b.get(3) == Some(&b' '),
             level_word: open || LEVELS.iter().any(|w| b.starts_with(w.as_bytes())),
+            // ` - ERROR - ` / ` | ERROR ` within the first fields.
+            // (the pattern's first `-` or `|` lies within its first 60 bytes).
+            pylog: memchr::memchr2(b'-', b'|', &b[..b.len().min(72)]).is_some(),
         }
     }
 }
@@ -354,6 +364,13 @@ fn parse_with(line: &str, ungated: bool) -> Prefix {
             }
             p.pid = c.get(3).and_then(|m| m.as_str().parse().ok());
             p.process = Some(name);
+            pos += c[0].len();
+        } else if let Some(c) = (g.pylog && p.level.is_none() && (p.time.is_some() || pos == 0))
+            .then(|| pat.pylog.captures(rest))
+            .flatten()
+            .filter(|c| p.time.is_some() || !c[0].starts_with(['-', '|']))
+        {
+            p.level = level_from(&c[1]);
             pos += c[0].len();
         } else if let Some(c) = g.quote.then(|| pat.quote.captures(rest)).flatten() {
             // A log pasted as a Markdown quote, or the margin of a sub-exception in a
@@ -623,6 +640,43 @@ mod tests {
 
         let l = "2026-11-29 22:03:54,733 INFO worker[rank=1]: torch 2.11.0";
         assert_eq!(parse(l).rank, Some(1));
+    }
+
+    #[test]
+    fn python_logging_and_loguru_fields() {
+        let l = "2024-07-23 14:18:00,452 - lmdeploy - ERROR - <Triton> test failed!";
+        let p = parse(l);
+        assert_eq!(p.level, Some(Level::Error));
+        assert!(p.time.is_some());
+        assert_eq!(msg(l, &p), "<Triton> test failed!");
+
+        let l = "lmdeploy - ERROR - base.py:53 - RuntimeError: Internal Triton PTX codegen error";
+        let p = parse(l);
+        assert_eq!(p.level, Some(Level::Error));
+        assert_eq!(p.location.as_deref(), Some("base.py:53"));
+        assert_eq!(
+            msg(l, &p),
+            "RuntimeError: Internal Triton PTX codegen error"
+        );
+
+        let l = "2024-05-01 10:00:00.123 | WARNING  | app.main:load:42 - slow disk";
+        let p = parse(l);
+        assert_eq!(p.level, Some(Level::Warning));
+        assert_eq!(msg(l, &p), "slow disk");
+
+        let l = "2024-05-01 10:00:00 - INFO - loading weights";
+        assert_eq!(parse(l).level, Some(Level::Info));
+
+        // Prose and list items keep their words: no timestamp, no level field.
+        for l in [
+            "- ERROR - a bullet of a pasted checklist",
+            "the build - ERROR - appears twice",
+            "Results - 3 passed",
+        ] {
+            let p = parse(l);
+            assert_eq!(p.level, None, "{l}");
+            assert_eq!(p.msg_start, 0, "{l}");
+        }
     }
 
     #[test]
