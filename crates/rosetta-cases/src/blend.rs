@@ -8,7 +8,7 @@
 //! `library.rs`'s business.
 
 use crate::library::Hit;
-use rosetta_report::{CaseRef, Hypothesis, Report, Similar};
+use rosetta_report::{CaseRef, Experiment, Hypothesis, Report, Similar};
 use rosetta_schema::Cause;
 
 /// The rule id of a hypothesis that only similar reports support.
@@ -195,12 +195,17 @@ fn cases_hypothesis(v: &Vote) -> Hypothesis {
         ),
         None => format!("seen in {n} similar reports"),
     };
-    let mut experiments: Vec<String> = Vec::new();
+    let mut experiments: Vec<Experiment> = Vec::new();
     let mut references: Vec<String> = Vec::new();
     for h in &all {
         let fix = h.case.labels.fix.trim();
-        if !fix.is_empty() && experiments.len() < 3 && !experiments.iter().any(|e| e == fix) {
-            experiments.push(format!("{fix}  (as in {})", case_name(h.case)));
+        if !fix.is_empty() && experiments.len() < 3 && !experiments.iter().any(|e| e.action == fix)
+        {
+            experiments.push(Experiment {
+                action: fix.to_string(),
+                as_in: Some(case_name(h.case)),
+                ..Experiment::default()
+            });
         }
         if !references.contains(&h.case.labels.source) {
             references.push(h.case.labels.source.clone());

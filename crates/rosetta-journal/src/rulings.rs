@@ -14,7 +14,7 @@ use crate::diff::{diff, Delta};
 use crate::model::{Attempt, FailureRef, HypothesisRec, Outcome, Ruling, Test, Verdict};
 use rosetta_kb::change::{inert_args, inert_env, ChangeOp, Target};
 use rosetta_kb::KnowledgeBase;
-use rosetta_report::{Hypothesis, Report};
+use rosetta_report::{Experiment, Hypothesis, Report, Tried};
 use rosetta_schema::{Cause, Phase};
 use std::collections::BTreeMap;
 
@@ -273,21 +273,23 @@ pub fn annotate(report: &mut Report, rulings: &[&Ruling]) {
         ));
     }
     for h in &mut report.hypotheses {
-        let mut tried: Vec<String> = Vec::new();
-        let mut fresh: Vec<String> = Vec::new();
-        for x in h.experiments.drain(..) {
+        let mut tried: Vec<Experiment> = Vec::new();
+        let mut fresh: Vec<Experiment> = Vec::new();
+        for mut x in h.experiments.drain(..) {
             let done = rulings.iter().find(|r| {
                 r.cause == h.cause && !r.experiment.is_empty() && {
                     let p = action_prefix(&r.experiment);
-                    x.starts_with(p)
+                    x.action.starts_with(p)
                 }
             });
             match done {
-                Some(r) => tried.push(format!(
-                    "{x}  [tried in #{}: {}]",
-                    r.by_attempt,
-                    r.verdict.as_str()
-                )),
+                Some(r) => {
+                    x.tried = Some(Tried {
+                        attempt: r.by_attempt,
+                        verdict: r.verdict.as_str().to_string(),
+                    });
+                    tried.push(x);
+                }
                 None => fresh.push(x),
             }
         }

@@ -5,7 +5,7 @@
 //! normalised. Facts come in through `Context`; no rule reads a file.
 
 use crate::fact::Fact;
-use crate::rule::{Cost, Kind, Rule};
+use crate::rule::{Kind, Rule};
 use crate::tables::{GpuTable, ModelTypeTable};
 use crate::KnowledgeBase;
 use pep440_rs::Version;
@@ -13,7 +13,7 @@ use regex::{Captures, Regex};
 use rosetta_log::lazy::LazyRegex;
 use rosetta_log::scan::Record;
 use rosetta_log::LogFacts;
-use rosetta_schema::report::{Evidence, Hypothesis};
+use rosetta_schema::report::{Evidence, Experiment, Hypothesis};
 use rosetta_schema::{Cause, FailureClass};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::str::FromStr;
@@ -1069,20 +1069,17 @@ pub fn diagnose(kb: &KnowledgeBase, ctx: &Context) -> Scored {
                 }
             }
         }
-        let mut tries: Vec<(Cost, String)> = Vec::new();
+        let mut tries: Vec<Experiment> = Vec::new();
         for f in &fs {
             for x in &f.rule.def.experiments {
-                let text = format!("{}  ({})", fill(&x.action, &f.vars), x.cost.words());
-                let text = match &x.tells {
-                    Some(t) => format!("{text}: {}", fill(t, &f.vars)),
-                    None => text,
-                };
-                if !tries.iter().any(|(_, t)| *t == text) {
-                    tries.push((x.cost, text));
+                let mut e = Experiment::new(fill(&x.action, &f.vars), x.cost);
+                e.tells = x.tells.as_ref().map(|t| fill(t, &f.vars));
+                if !tries.contains(&e) {
+                    tries.push(e);
                 }
             }
         }
-        tries.sort_by_key(|(c, _)| *c);
+        tries.sort_by_key(|e| e.cost);
         let mut references: Vec<String> = Vec::new();
         for f in &fs {
             for r in &f.rule.def.references {
@@ -1102,7 +1099,7 @@ pub fn diagnose(kb: &KnowledgeBase, ctx: &Context) -> Scored {
             summary: fill(&best.rule.def.summary, &best.vars),
             why: best.rule.def.why.as_ref().map(|w| fill(w, &best.vars)),
             evidence,
-            experiments: tries.into_iter().map(|(_, t)| t).collect(),
+            experiments: tries,
             references,
             also_rules: fs[1..].iter().map(|f| f.rule.id().to_string()).collect(),
             cases: Vec::new(),

@@ -26,42 +26,10 @@ pub enum Kind {
     Note,
 }
 
-/// How much an experiment costs, cheapest first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Cost {
-    /// Read something already there (a log line, a file, `nvidia-smi`).
-    Look,
-    /// A quick command or script, no restart of the server.
-    Check,
-    /// Set an environment variable and restart.
-    Env,
-    /// Change a launch flag and restart.
-    Restart,
-    /// Install or pin a package.
-    Reinstall,
-    /// Rebuild a kernel or extension from source.
-    Rebuild,
-    /// Change the driver, container image or hardware.
-    Infra,
-}
+/// How much an experiment costs: one word list with the report, which prints it.
+pub use rosetta_schema::report::Cost;
 
-impl Cost {
-    /// Words for people.
-    pub fn words(self) -> &'static str {
-        match self {
-            Cost::Look => "look",
-            Cost::Check => "quick check",
-            Cost::Env => "env var + restart",
-            Cost::Restart => "one restart",
-            Cost::Reinstall => "reinstall",
-            Cost::Rebuild => "rebuild",
-            Cost::Infra => "infra change",
-        }
-    }
-}
-
-/// One experiment.
+/// One experiment of a rule (`[[try]]`), before its placeholders are filled.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Experiment {

@@ -5,7 +5,7 @@
 //! ends the diagnosis with the similar reports: the thread, its one-line fix,
 //! and how similar it is.
 
-use crate::{Hypothesis, Report, Similar, TimelineEntry};
+use crate::{Experiment, Hypothesis, Report, Similar, TimelineEntry};
 use anstyle::{AnsiColor, Effects, Style as AStyle};
 use rosetta_schema::human_bytes;
 use rosetta_schema::Phase;
@@ -760,8 +760,13 @@ fn same_summary_as(hyps: &[Hypothesis], i: usize) -> Option<usize> {
 
 /// The earlier cause (index) that already shows this experiment, when it is long; `shown`
 /// is how many experiments a cause shows in this format.
-fn same_experiment_as(hyps: &[Hypothesis], i: usize, x: &str, shown: usize) -> Option<usize> {
-    (cols(x) > REFER_BACK_AT)
+fn same_experiment_as(
+    hyps: &[Hypothesis],
+    i: usize,
+    x: &Experiment,
+    shown: usize,
+) -> Option<usize> {
+    (cols(&x.to_string()) > REFER_BACK_AT)
         .then(|| {
             hyps[..i]
                 .iter()
@@ -779,7 +784,7 @@ fn experiments_shown(hyps: &[Hypothesis], i: usize, shown: usize) -> Vec<String>
         .take(shown)
         .map(|x| match same_experiment_as(hyps, i, x, shown) {
             Some(j) => format!("the same as under cause {}", j + 1),
-            None => x.clone(),
+            None => x.to_string(),
         })
         .collect()
 }
@@ -1897,7 +1902,7 @@ mod tests {
             }
             let all = words(&out);
             assert!(
-                all.contains(&words(&r.hypotheses[0].experiments[0])),
+                all.contains(&words(&r.hypotheses[0].experiments[0].to_string())),
                 "{out}"
             );
             assert!(all.contains(&words(&r.hypotheses[0].summary)), "{out}");

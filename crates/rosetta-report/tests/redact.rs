@@ -269,7 +269,7 @@ fn report(lines: &[String], slots: &[u8]) -> Report {
                 file: None,
                 note: None,
             }),
-            5 => r.hypotheses[0].experiments.push(l.clone()),
+            5 => r.hypotheses[0].experiments.push(l.clone().into()),
             _ => r.other_inputs.push(OtherFailure {
                 file: format!("node{i}.log"),
                 class: FailureClass::CommError,

@@ -5,6 +5,7 @@
 use crate::{Cause, FailureClass, Phase};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::fmt;
 
 /// The whole report.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -197,7 +198,7 @@ pub struct Hypothesis {
     pub evidence: Vec<Evidence>,
     /// What to try, cheapest first.
     #[serde(default)]
-    pub experiments: Vec<String>,
+    pub experiments: Vec<Experiment>,
     /// Where the knowledge comes from.
     #[serde(default)]
     pub references: Vec<String>,
@@ -343,6 +344,259 @@ impl Severity {
             Severity::Blocker => "blocker",
             Severity::Risk => "risk",
             Severity::Info => "info",
+        }
+    }
+}
+
+/// What an experiment costs, cheapest first (the `cost` of a rule's `[[try]]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Cost {
+    /// Read something already there (a log line, a file, `nvidia-smi`).
+    Look,
+    /// A quick command or script, no restart of the server.
+    Check,
+    /// Set an environment variable and restart.
+    Env,
+    /// Change a launch flag and restart.
+    Restart,
+    /// Install or pin a package.
+    Reinstall,
+    /// Rebuild a kernel or extension from source.
+    Rebuild,
+    /// Change the driver, container image or hardware.
+    Infra,
+}
+
+impl Cost {
+    /// Every cost, cheapest first.
+    pub const ALL: [Cost; 7] = [
+        Cost::Look,
+        Cost::Check,
+        Cost::Env,
+        Cost::Restart,
+        Cost::Reinstall,
+        Cost::Rebuild,
+        Cost::Infra,
+    ];
+
+    /// Words for people.
+    pub fn words(self) -> &'static str {
+        match self {
+            Cost::Look => "look",
+            Cost::Check => "quick check",
+            Cost::Env => "env var + restart",
+            Cost::Restart => "one restart",
+            Cost::Reinstall => "reinstall",
+            Cost::Rebuild => "rebuild",
+            Cost::Infra => "infra change",
+        }
+    }
+}
+
+/// One thing to try. The kb fills the action, its cost and what its outcome tells apart;
+/// the case library fills the labelled case whose fix it is; the journal marks it tried.
+/// In the JSON contract (`triage-schema.md`) an experiment is one string,
+/// `action  (cost): tells`, `fix  (as in owner/repo#N)`, with `  [tried in #N: verdict]`
+/// after it once an attempt tried it; that string is this type's `Display`, and reading it
+/// back (`From<&str>`) gives the same fields, so a stored report keeps them.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Experiment {
+    /// What to do: a flag, a command, an environment variable.
+    pub action: String,
+    /// What it costs, when a rule says.
+    pub cost: Option<Cost>,
+    /// The labelled case whose fix this is (`owner/repo#N`, or a case id).
+    pub as_in: Option<String>,
+    /// What the outcome tells apart.
+    pub tells: Option<String>,
+    /// The journal's attempt that already tried it, and its verdict.
+    pub tried: Option<Tried>,
+}
+
+/// An experiment an earlier attempt of the journal already ran.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tried {
+    /// The attempt's number.
+    pub attempt: i64,
+    /// Its verdict (`ruled out`, `supported`).
+    pub verdict: String,
+}
+
+impl Experiment {
+    /// An experiment of a rule: the action and its cost.
+    pub fn new(action: impl Into<String>, cost: Cost) -> Experiment {
+        Experiment {
+            action: action.into(),
+            cost: Some(cost),
+            ..Experiment::default()
+        }
+    }
+}
+
+impl fmt::Display for Experiment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.action)?;
+        if let Some(c) = self.cost {
+            write!(f, "  ({})", c.words())?;
+        }
+        if let Some(case) = &self.as_in {
+            write!(f, "  (as in {case})")?;
+        }
+        if let Some(t) = &self.tells {
+            write!(f, ": {t}")?;
+        }
+        if let Some(t) = &self.tried {
+            write!(f, "  [tried in #{}: {}]", t.attempt, t.verdict)?;
+        }
+        Ok(())
+    }
+}
+
+impl From<&str> for Experiment {
+    /// Reads the contract's string back. A string of no known shape is all action, so any
+    /// string reads back to itself.
+    fn from(text: &str) -> Experiment {
+        let mut rest = text;
+        let mut tried = None;
+        if let Some(i) = rest.rfind("  [tried in #") {
+            let tail = &rest[i + "  [tried in #".len()..];
+            if let Some((n, verdict)) = tail.strip_suffix(']').and_then(|t| t.split_once(": ")) {
+                let canonical = !n.is_empty()
+                    && n.bytes().all(|b| b.is_ascii_digit())
+                    && (n == "0" || !n.starts_with('0'));
+                if let (true, Ok(attempt)) = (canonical && !verdict.contains(']'), n.parse()) {
+                    tried = Some(Tried {
+                        attempt,
+                        verdict: verdict.to_string(),
+                    });
+                    rest = &rest[..i];
+                }
+            }
+        }
+        let mut e = Experiment {
+            tried,
+            ..Experiment::default()
+        };
+        // The earliest cost tag followed by the end or by `: tells`.
+        let tagged = Cost::ALL
+            .iter()
+            .filter_map(|&c| {
+                let tag = format!("  ({})", c.words());
+                rest.match_indices(&tag)
+                    .find(|(i, _)| {
+                        let after = &rest[i + tag.len()..];
+                        after.is_empty() || after.starts_with(": ")
+                    })
+                    .map(|(i, _)| (i, c, tag.len()))
+            })
+            .min_by_key(|(i, _, _)| *i);
+        if let Some((i, c, len)) = tagged {
+            e.action = rest[..i].to_string();
+            e.cost = Some(c);
+            let after = &rest[i + len..];
+            e.tells = after.strip_prefix(": ").map(str::to_string);
+            return e;
+        }
+        if let Some(i) = rest.rfind("  (as in ") {
+            if let Some(case) = rest[i + "  (as in ".len()..].strip_suffix(')') {
+                if !case.contains(')') {
+                    e.action = rest[..i].to_string();
+                    e.as_in = Some(case.to_string());
+                    return e;
+                }
+            }
+        }
+        e.action = rest.to_string();
+        e
+    }
+}
+
+impl From<String> for Experiment {
+    fn from(text: String) -> Experiment {
+        Experiment::from(text.as_str())
+    }
+}
+
+impl Serialize for Experiment {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Experiment {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Experiment, D::Error> {
+        let text = String::deserialize(d)?;
+        Ok(Experiment::from(text.as_str()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn the_contract_string_of_each_source() {
+        let mut e = Experiment::new("--attention-backend triton", Cost::Restart);
+        assert_eq!(e.to_string(), "--attention-backend triton  (one restart)");
+        e.tells = Some("the crash stops: the backend's kernel".into());
+        assert_eq!(
+            e.to_string(),
+            "--attention-backend triton  (one restart): the crash stops: the backend's kernel"
+        );
+        e.tried = Some(Tried {
+            attempt: 3,
+            verdict: "ruled out".into(),
+        });
+        let s = e.to_string();
+        assert!(s.ends_with("  [tried in #3: ruled out]"), "{s}");
+        assert_eq!(Experiment::from(s.as_str()), e);
+
+        let case = Experiment {
+            action: "Run the container with a larger /dev/shm".into(),
+            as_in: Some("pytorch/torchtitan#853".into()),
+            ..Experiment::default()
+        };
+        let s = case.to_string();
+        assert_eq!(
+            s,
+            "Run the container with a larger /dev/shm  (as in pytorch/torchtitan#853)"
+        );
+        assert_eq!(Experiment::from(s.as_str()), case);
+    }
+
+    #[test]
+    fn json_is_one_string() {
+        let e = Experiment::new("NCCL_DEBUG=INFO", Cost::Env);
+        let v = serde_json::to_value(&e).unwrap();
+        assert_eq!(v, serde_json::json!("NCCL_DEBUG=INFO  (env var + restart)"));
+        let back: Experiment = serde_json::from_value(v).unwrap();
+        assert_eq!(back, e);
+    }
+
+    proptest! {
+        /// Any string a stored report holds reads back to itself.
+        #[test]
+        fn any_string_reads_back_to_itself(s in "(.{0,20}(  \\((look|reinstall|as in [a-z/#0-9]{0,8})\\)|: |  \\[tried in #[0-9]{0,3}: [a-z ]{0,6}\\]|\\)|\\]){0,3}){0,4}") {
+            prop_assert_eq!(Experiment::from(s.as_str()).to_string(), s);
+        }
+
+        #[test]
+        fn typed_fields_survive_the_string(
+            action in "[a-z=/ -]{1,20}",
+            cost in proptest::option::of(0usize..7),
+            tells in proptest::option::of("[a-z ]{1,12}"),
+            attempt in proptest::option::of(0i64..1000),
+        ) {
+            let e = Experiment {
+                action,
+                cost: cost.map(|i| Cost::ALL[i]),
+                as_in: None,
+                tells: if cost.is_some() { tells } else { None },
+                tried: attempt.map(|attempt| Tried { attempt, verdict: "ruled out".into() }),
+            };
+            prop_assert_eq!(Experiment::from(e.to_string().as_str()), e);
         }
     }
 }

@@ -500,3 +500,39 @@ fn nothing_known_but_the_flags_is_not_ok() {
     let text = stdout(&rosetta(&args, d.path(), &[]));
     assert!(!text.contains("NOTHING CHECKED"), "{text}");
 }
+
+/// The origin story's preflight report in every format, as a person or a program reads it.
+/// The model folder is the test's own; its path reads `<model>`.
+#[test]
+fn origin_story_report_snapshots() {
+    let d = tempfile::tempdir().unwrap();
+    let m = model(d.path(), "GLM-5-NVFP4", GLM5);
+    for format in ["text", "markdown", "json", "html"] {
+        let mut args = vec!["preflight", "--format", format, "--model", m.as_str()];
+        args.extend_from_slice(&TARGET);
+        args.extend_from_slice(&[
+            "--transformers",
+            "4.57.1",
+            "--",
+            "python",
+            "-m",
+            "sglang.launch_server",
+            "--model-path",
+            &m,
+            "--tp",
+            "8",
+            "--mem-fraction-static",
+            "0.95",
+            "--nsa-decode-backend",
+            "flashmla_kv",
+        ]);
+        let o = rosetta(&args, d.path(), &[("NO_COLOR", "1"), ("COLUMNS", "100")]);
+        assert_eq!(o.status.code(), Some(1), "{format}: {}", stderr(&o));
+        let text = stdout(&o).replace(&m, "<model>");
+        if format == "json" {
+            let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert!(!findings(&v).is_empty(), "{text}");
+        }
+        insta::assert_snapshot!(format!("preflight_origin_story_{format}"), text);
+    }
+}
