@@ -12,23 +12,82 @@ use rosetta_schema::Phase;
 pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> Report {
     let ctx = Context::new(log, machine);
     let scored = engine::diagnose(kb, &ctx);
-    let multi = log.inputs.len() > 1;
-    let file_of = |source: usize| {
-        multi.then(|| {
-            log.inputs
+    let files = Files {
+        log,
+        multi: log.inputs.len() > 1,
+    };
+    let (warnings, notes) = warnings_and_notes(kb, &ctx, &scored.notes, files);
+    Report {
+        rosetta: format!("rosetta {}", env!("CARGO_PKG_VERSION")),
+        inputs: log
+            .inputs
+            .iter()
+            .map(|i| Input {
+                path: i.name.display().to_string(),
+                lines: i.lines,
+                bytes: i.bytes,
+                note: i
+                    .read_error
+                    .as_ref()
+                    .map(|e| format!("reading stopped early: {e}")),
+            })
+            .collect(),
+        failure: failure(files),
+        hypotheses: scored.hypotheses,
+        notes,
+        timeline: timeline(files),
+        warnings,
+        warning_total: log.warning_total,
+        facts: facts(log),
+        similar: Vec::new(),
+        first_root_error_in: log.failure.as_ref().and_then(|f| files.of(f.source)),
+        other_inputs: log
+            .other_inputs
+            .iter()
+            .map(|o| crate::OtherFailure {
+                file: files.of(o.source).unwrap_or_default(),
+                class: o.class,
+                phase: o.phase,
+                line: o.line,
+                time: o.time.clone(),
+                rank: o.rank,
+                message: o.message.clone(),
+            })
+            .collect(),
+        no_failure: no_failure(files),
+    }
+}
+
+/// The inputs, and whether a line reference names its file (with several inputs).
+#[derive(Clone, Copy)]
+struct Files<'a> {
+    log: &'a LogFacts,
+    multi: bool,
+}
+
+impl Files<'_> {
+    /// The input's name, when several were read.
+    fn of(&self, source: usize) -> Option<String> {
+        self.multi.then(|| {
+            self.log
+                .inputs
                 .get(source)
                 .map(|i| i.name.display().to_string())
                 .unwrap_or_default()
         })
-    };
+    }
+}
 
-    let failure = log.failure.as_ref().map(|f| Failure {
+/// The failure as the report shows it.
+fn failure(files: Files) -> Option<Failure> {
+    let log = files.log;
+    log.failure.as_ref().map(|f| Failure {
         class: f.class,
         phase: f.phase,
         rank: f.rank,
         ranks: f.ranks.clone(),
         line: f.line,
-        file: file_of(f.source),
+        file: files.of(f.source),
         time: f.time.clone(),
         message: f.message.clone(),
         exception: f.exception.clone(),
@@ -38,7 +97,7 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
         }),
         asynchronous: f.asynchronous,
         sync_point: f.sync_point.clone(),
-        phase_reason: with_file(&f.phase_reason, file_of(f.source).as_deref()),
+        phase_reason: with_file(&f.phase_reason, files.of(f.source).as_deref()),
         frames: f
             .frames
             .iter()
@@ -49,23 +108,23 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
                 code: x.code.clone(),
             })
             .collect(),
-    });
+    })
+}
 
-    // Timeline: consecutive milestones of the same label collapse into one step.
+/// The timeline: earlier runs, the diagnosed run's steps (consecutive milestones of the
+/// same label collapse into one step), the failure, and each other input's failure.
+fn timeline(files: Files) -> Vec<TimelineEntry> {
+    let log = files.log;
     let mut timeline: Vec<TimelineEntry> = Vec::new();
-    let fail_at = log
-        .failure
-        .as_ref()
-        .map(|f| (f.source, f.line, f.run_start));
     if let Some(f) = &log.failure {
         for (k, (class, line)) in f.earlier_runs.iter().enumerate() {
             if let Some((_, n)) = f.unseen_runs.filter(|(at, _)| *at == k) {
-                timeline.push(unseen_runs(n, *line, file_of(f.source)));
+                timeline.push(unseen_runs(n, *line, files.of(f.source)));
             }
             timeline.push(TimelineEntry {
                 phase: Phase::Unknown,
                 line: *line,
-                file: file_of(f.source),
+                file: files.of(f.source),
                 end_line: None,
                 label: format!("earlier run: {class}"),
                 time: None,
@@ -74,17 +133,72 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
             });
         }
         if let Some((_, n)) = f.unseen_runs.filter(|(at, _)| *at >= f.earlier_runs.len()) {
-            timeline.push(unseen_runs(n, f.run_start, file_of(f.source)));
+            timeline.push(unseen_runs(n, f.run_start, files.of(f.source)));
         }
     }
-    // The diagnosed run's own steps, apart from the earlier runs before them: however
-    // many runs a restart loop holds, the last one keeps its steps.
+    timeline.append(&mut steps(files));
+    if let Some(f) = &log.failure {
+        let label = match f.phase {
+            Phase::Unknown => f.class.to_string(),
+            p => format!("{p}: {}", f.class),
+        };
+        timeline.push(TimelineEntry {
+            phase: f.phase,
+            line: f.line,
+            file: files.of(f.source),
+            end_line: None,
+            label,
+            time: f.time.clone(),
+            failed: true,
+            runs: None,
+        });
+    }
+    // Another input's own failure ends that input's steps.
+    for o in &log.other_inputs {
+        let label = match o.phase {
+            Phase::Unknown => o.class.to_string(),
+            p => format!("{p}: {}", o.class),
+        };
+        timeline.push(TimelineEntry {
+            phase: o.phase,
+            line: o.line,
+            file: files.of(o.source),
+            end_line: None,
+            label,
+            time: o.time.clone(),
+            failed: true,
+            runs: None,
+        });
+    }
+    // With several inputs, each input's steps stay together, in the order of the inputs
+    // and of their lines: one file's steps never read as if they followed another's.
+    if files.multi {
+        let rank = |e: &TimelineEntry| {
+            log.inputs
+                .iter()
+                .position(|i| Some(i.name.display().to_string()) == e.file)
+                .unwrap_or(usize::MAX)
+        };
+        timeline.sort_by_key(|e| (rank(e), e.line));
+    }
+    timeline
+}
+
+/// The diagnosed run's own steps, apart from the earlier runs before them: however
+/// many runs a restart loop holds, the last one keeps its steps. Consecutive
+/// milestones of the same label collapse into one step.
+fn steps(files: Files) -> Vec<TimelineEntry> {
+    let log = files.log;
+    let fail_at = log
+        .failure
+        .as_ref()
+        .map(|f| (f.source, f.line, f.run_start));
     let mut steps: Vec<TimelineEntry> = Vec::new();
     for m in &log.milestones {
         if fail_at.is_some_and(|(s, l, start)| m.source == s && (m.line > l || m.line < start)) {
             continue;
         }
-        let file = file_of(m.source);
+        let file = files.of(m.source);
         match steps.last_mut() {
             Some(last) if last.label == m.label && last.file == file => {
                 last.end_line = Some(m.line);
@@ -111,52 +225,17 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
     if steps.len() > MAX_STEPS {
         steps.drain(FIRST_STEPS..steps.len() - (MAX_STEPS - FIRST_STEPS));
     }
-    timeline.append(&mut steps);
-    if let Some(f) = &log.failure {
-        let label = match f.phase {
-            Phase::Unknown => f.class.to_string(),
-            p => format!("{p}: {}", f.class),
-        };
-        timeline.push(TimelineEntry {
-            phase: f.phase,
-            line: f.line,
-            file: file_of(f.source),
-            end_line: None,
-            label,
-            time: f.time.clone(),
-            failed: true,
-            runs: None,
-        });
-    }
-    // Another input's own failure ends that input's steps.
-    for o in &log.other_inputs {
-        let label = match o.phase {
-            Phase::Unknown => o.class.to_string(),
-            p => format!("{p}: {}", o.class),
-        };
-        timeline.push(TimelineEntry {
-            phase: o.phase,
-            line: o.line,
-            file: file_of(o.source),
-            end_line: None,
-            label,
-            time: o.time.clone(),
-            failed: true,
-            runs: None,
-        });
-    }
-    // With several inputs, each input's steps stay together, in the order of the inputs
-    // and of their lines: one file's steps never read as if they followed another's.
-    if multi {
-        let rank = |e: &TimelineEntry| {
-            log.inputs
-                .iter()
-                .position(|i| Some(i.name.display().to_string()) == e.file)
-                .unwrap_or(usize::MAX)
-        };
-        timeline.sort_by_key(|e| (rank(e), e.line));
-    }
+    steps
+}
 
+/// The distinct warnings, each with the kb's note about it, and the report's notes.
+fn warnings_and_notes(
+    kb: &KnowledgeBase,
+    ctx: &Context,
+    kb_notes: &[engine::Note],
+    files: Files,
+) -> (Vec<Warning>, Vec<String>) {
+    let log = files.log;
     let mut notes: Vec<String> = Vec::new();
     let mut warnings: Vec<Warning> = log
         .warnings
@@ -166,11 +245,11 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
             count: w.count,
             ranks: w.ranks.clone(),
             line: w.line,
-            file: file_of(w.source),
+            file: files.of(w.source),
             note: None,
         })
         .collect();
-    for note in &scored.notes {
+    for note in kb_notes {
         let (text, line) = (&note.text, &note.line);
         // The note concerns a warning when its evidence line is one (any occurrence of it:
         // the same template).
@@ -186,8 +265,8 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
             }
             _ => notes.push(match line {
                 Some(l) => {
-                    let file = if multi {
-                        note_file(kb, &ctx, text, *l)
+                    let file = if files.multi {
+                        note_file(kb, ctx, text, *l)
                     } else {
                         None
                     };
@@ -208,7 +287,11 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
             log.dropped
         ));
     }
+    (warnings, notes)
+}
 
+/// The facts a reader needs to check the hypotheses.
+fn facts(log: &LogFacts) -> Facts {
     let table = rosetta_kb::tables::GpuTable::embedded();
     let mut gpu_archs: Vec<String> = Vec::new();
     let gpus: Vec<String> = log
@@ -225,98 +308,66 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
             None => g.value.clone(),
         })
         .collect();
-    Report {
-        rosetta: format!("rosetta {}", env!("CARGO_PKG_VERSION")),
-        inputs: log
-            .inputs
+    Facts {
+        framework: log.extracted.framework.clone(),
+        versions: log
+            .extracted
+            .versions
             .iter()
-            .map(|i| Input {
-                path: i.name.display().to_string(),
-                lines: i.lines,
-                bytes: i.bytes,
-                note: i
-                    .read_error
-                    .as_ref()
-                    .map(|e| format!("reading stopped early: {e}")),
-            })
+            .map(|(k, v)| (k.clone(), v.value.clone()))
             .collect(),
-        failure,
-        hypotheses: scored.hypotheses,
-        notes,
-        timeline,
-        warnings,
-        warning_total: log.warning_total,
-        facts: Facts {
-            framework: log.extracted.framework.clone(),
-            versions: log
-                .extracted
-                .versions
-                .iter()
-                .map(|(k, v)| (k.clone(), v.value.clone()))
-                .collect(),
-            gpus,
-            gpu_archs,
-            gpu_count: gpu_count(log),
-            model_types: log
-                .extracted
-                .model_types
-                .iter()
-                .map(|m| m.value.clone())
-                .collect(),
-            args: log.extracted.args.len(),
-        },
-        similar: Vec::new(),
-        first_root_error_in: log.failure.as_ref().and_then(|f| file_of(f.source)),
-        other_inputs: log
-            .other_inputs
+        gpus,
+        gpu_archs,
+        gpu_count: gpu_count(log),
+        model_types: log
+            .extracted
+            .model_types
             .iter()
-            .map(|o| crate::OtherFailure {
-                file: file_of(o.source).unwrap_or_default(),
-                class: o.class,
-                phase: o.phase,
-                line: o.line,
-                time: o.time.clone(),
-                rank: o.rank,
-                message: o.message.clone(),
-            })
+            .map(|m| m.value.clone())
             .collect(),
-        no_failure: log.failure.is_none().then(|| {
-            let lines: u64 = log.inputs.iter().map(|i| i.lines).sum();
-            let ends_during = ends_during(log).map(|m| crate::EndsDuring {
-                phase: m.phase,
-                step: m.label.to_string(),
-                finished: m.done,
-                line: m.line,
-                file: file_of(m.source),
-                lines_after: log
-                    .inputs
-                    .get(m.source)
-                    .map_or(0, |i| i.lines.saturating_sub(m.line)),
-            });
-            NoFailure {
-                reason: if lines == 0 {
-                    "empty"
-                } else if !log.unnamed_errors.is_empty() {
-                    "unknown-pattern"
-                } else if ends_during.is_some() {
-                    "unfinished"
-                } else {
-                    "clean"
-                }
-                .into(),
-                ends_during,
-                lines: log
-                    .unnamed_errors
-                    .iter()
-                    .map(|(source, line, text)| crate::Evidence {
-                        line: Some(*line),
-                        file: file_of(*source),
-                        text: text.clone(),
-                    })
-                    .collect(),
-            }
-        }),
+        args: log.extracted.args.len(),
     }
+}
+
+/// Why no failure was named, when none was.
+fn no_failure(files: Files) -> Option<NoFailure> {
+    let log = files.log;
+    log.failure.is_none().then(|| {
+        let lines: u64 = log.inputs.iter().map(|i| i.lines).sum();
+        let ends_during = ends_during(log).map(|m| crate::EndsDuring {
+            phase: m.phase,
+            step: m.label.to_string(),
+            finished: m.done,
+            line: m.line,
+            file: files.of(m.source),
+            lines_after: log
+                .inputs
+                .get(m.source)
+                .map_or(0, |i| i.lines.saturating_sub(m.line)),
+        });
+        NoFailure {
+            reason: if lines == 0 {
+                "empty"
+            } else if !log.unnamed_errors.is_empty() {
+                "unknown-pattern"
+            } else if ends_during.is_some() {
+                "unfinished"
+            } else {
+                "clean"
+            }
+            .into(),
+            ends_during,
+            lines: log
+                .unnamed_errors
+                .iter()
+                .map(|(source, line, text)| crate::Evidence {
+                    line: Some(*line),
+                    file: files.of(*source),
+                    text: text.clone(),
+                })
+                .collect(),
+        }
+    })
 }
 
 /// The start-up step a log stops inside: its last milestone begins a step between
