@@ -330,3 +330,43 @@ fn markdown_keeps_the_note_that_explains_a_question_mark() {
         assert!(row.contains("no model type mapping"), "{format}: {row}");
     }
 }
+
+/// The answer to "which release first has this model type" in every format, as a person or a
+/// program reads it. The index is the test's own; its URL reads `<index>`.
+#[test]
+fn has_model_type_report_snapshots() {
+    let idx = index(PageMode::Json, true);
+    // The time a read took is the machine's, not the report's.
+    let timing = regex::Regex::new(r"\d+\.\d+ s;|\x22elapsed_ms\x22: \d+").unwrap();
+    for format in ["text", "markdown", "json"] {
+        // A fresh cache each time: every format reads the same bytes from the index.
+        let home = tempfile::tempdir().unwrap();
+        let o = rosetta(
+            &[
+                "versions",
+                "transformers",
+                "--has-model-type",
+                "glm_moe_dsa",
+                "--index-url",
+                &idx.base,
+                "--format",
+                format,
+            ],
+            home.path(),
+            &[("NO_COLOR", "1"), ("COLUMNS", "100")],
+        );
+        assert_eq!(o.status.code(), Some(0), "{format}: {}", stderr(&o));
+        let text = stdout(&o).replace(&idx.base, "<index>");
+        assert!(text.contains("5.2.0"), "{format}: {text}");
+        let text = timing
+            .replace_all(&text, |c: &regex::Captures| {
+                if c[0].ends_with(';') {
+                    "<t> s;".to_string()
+                } else {
+                    "\"elapsed_ms\": <t>".to_string()
+                }
+            })
+            .into_owned();
+        insta::assert_snapshot!(format!("versions_has_model_type_{format}"), text);
+    }
+}
