@@ -54,6 +54,24 @@ fn has(v: &serde_json::Value, causes: &[&str], severities: &[&str], text: &str) 
 
 const TARGET: [&str; 6] = ["--gpu", "RTX PRO 6000", "--gpus", "8", "--gpu-memory", "96"];
 
+/// The origin story's launch: sglang, TP 8, a 0.95 static memory fraction and the FlashMLA
+/// decode backend, for the model folder `model`.
+fn origin_launch(model: &str) -> [&str; 11] {
+    [
+        "python",
+        "-m",
+        "sglang.launch_server",
+        "--model-path",
+        model,
+        "--tp",
+        "8",
+        "--mem-fraction-static",
+        "0.95",
+        "--nsa-decode-backend",
+        "flashmla_kv",
+    ]
+}
+
 #[test]
 fn origin_story_before_launch() {
     let d = tempfile::tempdir().unwrap();
@@ -61,23 +79,7 @@ fn origin_story_before_launch() {
     let mut flags = vec!["--model", m.as_str()];
     flags.extend_from_slice(&TARGET);
     flags.extend_from_slice(&["--transformers", "4.57.1"]);
-    let (code, v, text) = preflight(
-        d.path(),
-        &flags,
-        &[
-            "python",
-            "-m",
-            "sglang.launch_server",
-            "--model-path",
-            &m,
-            "--tp",
-            "8",
-            "--mem-fraction-static",
-            "0.95",
-            "--nsa-decode-backend",
-            "flashmla_kv",
-        ],
-    );
+    let (code, v, text) = preflight(d.path(), &flags, &origin_launch(&m));
     assert_eq!(code, Some(1), "{text}");
     let bad = ["blocker", "risk"];
     // The backend with no sm_120 code.
@@ -510,22 +512,8 @@ fn origin_story_report_snapshots() {
     for format in ["text", "markdown", "json", "html"] {
         let mut args = vec!["preflight", "--format", format, "--model", m.as_str()];
         args.extend_from_slice(&TARGET);
-        args.extend_from_slice(&[
-            "--transformers",
-            "4.57.1",
-            "--",
-            "python",
-            "-m",
-            "sglang.launch_server",
-            "--model-path",
-            &m,
-            "--tp",
-            "8",
-            "--mem-fraction-static",
-            "0.95",
-            "--nsa-decode-backend",
-            "flashmla_kv",
-        ]);
+        args.extend_from_slice(&["--transformers", "4.57.1", "--"]);
+        args.extend_from_slice(&origin_launch(&m));
         let o = rosetta(&args, d.path(), &[("NO_COLOR", "1"), ("COLUMNS", "100")]);
         assert_eq!(o.status.code(), Some(1), "{format}: {}", stderr(&o));
         let text = stdout(&o).replace(&m, "<model>");

@@ -292,6 +292,29 @@ fn exit_codes() {
 
 /// The newcomer's pass (issue 12, section 11): Markdown dropped the note that explains a
 /// `?` row ("no model type mapping … in this wheel") that text shows.
+/// `rosetta versions transformers --has-model-type glm_moe_dsa` against `index` in `format`.
+fn glm5_release(
+    index: &str,
+    format: &str,
+    home: &std::path::Path,
+    env: &[(&str, &str)],
+) -> std::process::Output {
+    rosetta(
+        &[
+            "versions",
+            "transformers",
+            "--has-model-type",
+            "glm_moe_dsa",
+            "--index-url",
+            index,
+            "--format",
+            format,
+        ],
+        home,
+        env,
+    )
+}
+
 #[test]
 fn markdown_keeps_the_note_that_explains_a_question_mark() {
     let home = tempfile::tempdir().unwrap();
@@ -306,20 +329,7 @@ fn markdown_keeps_the_note_that_explains_a_question_mark() {
         true,
     );
     for format in ["text", "markdown"] {
-        let o = rosetta(
-            &[
-                "versions",
-                "transformers",
-                "--has-model-type",
-                "glm_moe_dsa",
-                "--index-url",
-                &idx.base,
-                "--format",
-                format,
-            ],
-            home.path(),
-            &[],
-        );
+        let o = glm5_release(&idx.base, format, home.path(), &[]);
         let out = stdout(&o);
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         let row = out
@@ -341,17 +351,9 @@ fn has_model_type_report_snapshots() {
     for format in ["text", "markdown", "json"] {
         // A fresh cache each time: every format reads the same bytes from the index.
         let home = tempfile::tempdir().unwrap();
-        let o = rosetta(
-            &[
-                "versions",
-                "transformers",
-                "--has-model-type",
-                "glm_moe_dsa",
-                "--index-url",
-                &idx.base,
-                "--format",
-                format,
-            ],
+        let o = glm5_release(
+            &idx.base,
+            format,
             home.path(),
             &[("NO_COLOR", "1"), ("COLUMNS", "100")],
         );
