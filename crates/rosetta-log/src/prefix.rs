@@ -112,7 +112,7 @@ fn patterns() -> &'static Patterns {
     P.get_or_init(|| Patterns {
         // (EngineCore_DP0 pid=274) / (WorkerDict pid=1216, ip=10.0.0.1) / (VllmWorker rank=0 pid=12)
         ray: crate::lazy::ascii_regex(r"^\(([A-Za-z_][\w\-.]*)(?: rank=(\d+))?(?: pid=(\d+))?(?:, ip=[^)]*)?\)\s+").unwrap(),
-        quote: crate::lazy::ascii_regex(r"^(?:>(?: |$)|`{3,}| {0,12}\|(?: |$))").unwrap(),
+        quote: crate::lazy::ascii_regex(r"^(?:>(?: |$)|`{3,}| {0,12}\|(?: |$)|\*\*\b)").unwrap(),
         nccl: crate::lazy::ascii_regex(r"^\S+:\d+:\d+ \[(\d+)\] (?:[\w/.\-]+\.\w+:\d+ )?NCCL (INFO|WARN|TRACE|ERROR) ").unwrap(),
         logfmt: crate::lazy::ascii_regex(r"^time=\S+ level=(\w+) (?:source=\S+ )?").unwrap(),
         torchrun: crate::lazy::ascii_regex(r"^\[(?:rank|Rank )(\d+)\]:\s?").unwrap(),
@@ -283,7 +283,10 @@ impl Gates {
             compose: (b0.is_ascii_lowercase() || b0.is_ascii_digit())
                 && memchr::memchr(b'|', &b[..b.len().min(64)]).is_some(),
             ray: b0 == b'(',
-            quote: b0 == b'>' || b0 == b'`' || rest.trim_start_matches(' ').starts_with('|'),
+            quote: b0 == b'>'
+                || b0 == b'`'
+                || rest.starts_with("**")
+                || rest.trim_start_matches(' ').starts_with('|'),
             nccl: nccl_finder().find(b).is_some(),
             logfmt: b.starts_with(b"time="),
             torchrun: b.starts_with(b"[rank") || b.starts_with(b"[Rank "),
@@ -373,8 +376,8 @@ fn parse_with(line: &str, ungated: bool) -> Prefix {
             p.level = level_from(&c[1]);
             pos += c[0].len();
         } else if let Some(c) = g.quote.then(|| pat.quote.captures(rest)).flatten() {
-            // A log pasted as a Markdown quote, or the margin of a sub-exception in a
-            // Python exception group's traceback (`  | `).
+            // A log pasted as a Markdown quote or with its line in bold (`**error: ...**`),
+            // or the margin of a sub-exception in a Python exception group's traceback (`  | `).
             pos += c[0].len();
         } else if let Some(c) = g.nccl.then(|| pat.nccl.captures(rest)).flatten() {
             p.level = level_from(match &c[2] {
@@ -535,6 +538,20 @@ mod tests {
             msg(l, &parse(l)),
             "  File \"/x/model.py\", line 3, in forward"
         );
+    }
+
+    #[test]
+    fn a_line_pasted_in_bold_is_read_without_its_stars() {
+        let l = "**docker: Error response from daemon: unknown or invalid runtime name: nvidia.**";
+        assert_eq!(
+            msg(l, &parse(l)),
+            "docker: Error response from daemon: unknown or invalid runtime name: nvidia.**"
+        );
+        // Stars that are the message (a banner of asterisks) stay.
+        let l = "*****";
+        assert_eq!(msg(l, &parse(l)), "*****");
+        let l = "** 3 errors **";
+        assert_eq!(msg(l, &parse(l)), "** 3 errors **");
     }
 
     #[test]

@@ -10,7 +10,14 @@ use super::*;
 pub(super) fn raised_while_importing(frames: &[crate::traceback::Frame]) -> Option<&str> {
     let last_module = frames.iter().rposition(|fr| fr.function == "<module>")?;
     let chained = last_module > 0 && frames[last_module - 1].function == "<module>";
-    (chained && frames.len() - 1 - last_module <= 2).then(|| frames[last_module].file.as_str())
+    // A traceback that opens on an installed package's module-level code: that code
+    // runs when the package is imported (a program's own `<module>`, or one run with
+    // `python -m`, comes after runpy's frames or is not under site-packages).
+    let file = frames[last_module].file.as_str();
+    let package_import = last_module == 0
+        && (file.contains("site-packages") || file.contains("dist-packages"))
+        && !file.ends_with("__main__.py");
+    ((chained || package_import) && frames.len() - 1 - last_module <= 2).then_some(file)
 }
 
 /// The build error comes from a compiler run at run time (Triton, Inductor, a JIT-built extension).
@@ -630,6 +637,28 @@ mod tests {
             \x20   return self.run(grid=grid, warmup=False)\n\
             llama_model_loader: loaded meta data with 34 key-value pairs\n";
         assert_ne!(phase(chained), Phase::WeightLoad);
+    }
+
+    #[test]
+    fn a_traceback_opening_on_a_packages_module_code_is_an_import() {
+        let tb = |file: &str, frames: usize| {
+            let mut s = format!("Traceback (most recent call last):\n  File \"{file}\", line 290, in <module>\n    lib = load()\n");
+            for i in 0..frames {
+                s += &format!("  File \"/usr/lib/python3/dist-packages/pkg/f{i}.py\", line 1, in helper_{i}\n    x()\n");
+            }
+            s + "ValueError: the table has 3 columns\n"
+        };
+        assert_eq!(
+            phase(&tb("/usr/lib/python3/dist-packages/pkg/ext.py", 1)),
+            Phase::Startup
+        );
+        // A program's own script, or a deep call under the package's module code (a
+        // server run by `python -m` serves from there): not an import.
+        assert_ne!(phase(&tb("/home/me/run.py", 1)), Phase::Startup);
+        assert_ne!(
+            phase(&tb("/usr/lib/python3/dist-packages/pkg/ext.py", 4)),
+            Phase::Startup
+        );
     }
 
     #[test]
