@@ -409,7 +409,17 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
                 let near = rec.line <= tb.end_line + 2;
                 // torch's state_dict errors indent their details with a tab.
                 let detail = ws <= tb.indent || msg.starts_with('\t');
-                if wrapped && near && ex.message.len() < 4000 {
+                // A message written over two source lines (`"... is not\n    divisible by
+                // ..."`): the next line, indented deeper, goes on with the sentence in lower case.
+                let goes_on = rec.line == tb.end_line + 1
+                    && ex.extra.is_empty()
+                    && ws > tb.indent
+                    && continues_sentence(&ex.message, msg);
+                if goes_on {
+                    ex.message.push(' ');
+                    ex.message.push_str(msg.trim());
+                    tb.end_line = rec.line;
+                } else if wrapped && near && ex.message.len() < 4000 {
                     // The rest of a wrapped line joins it where the wrap cut it.
                     let last = ex.extra.last_mut().unwrap_or(&mut ex.message);
                     last.push_str(msg.trim_end());
@@ -427,6 +437,18 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
     }
     out.sort_by_key(|t| (t.source, t.start_line));
     out
+}
+
+/// Whether `next`, an indented line, goes on with the sentence `prev` left open: `prev`
+/// ends in a word (no full stop, colon or quote) and `next` starts in lower case, as a message
+/// written over two source lines prints (`"... is not\n    divisible by ..."`).
+pub(crate) fn continues_sentence(prev: &str, next: &str) -> bool {
+    prev.len() < 4000
+        && prev.ends_with(|c: char| c.is_ascii_alphanumeric())
+        && next.starts_with([' ', '\t'])
+        && next
+            .trim_start()
+            .starts_with(|c: char| c.is_ascii_lowercase())
 }
 
 fn finish(st: &mut StreamState, out: &mut Vec<Traceback>) {
@@ -507,6 +529,19 @@ mod tests {
         let ex = t[0].exception.as_ref().unwrap();
         assert_eq!(ex.message, "bad value");
         assert_eq!(ex.extra, ["see the docs"]);
+    }
+
+    #[test]
+    fn a_message_written_over_two_source_lines_is_one_sentence() {
+        let t = tbs("Traceback (most recent call last):\n  File \"a.py\", line 1, in f\nValueError: The output_size of the weight = 96 is not\n            divisible by block_n = 128.\n");
+        let ex = t[0].exception.as_ref().unwrap();
+        assert_eq!(
+            ex.message,
+            "The output_size of the weight = 96 is not divisible by block_n = 128."
+        );
+        // A finished sentence, or a next line that is not indented, stays apart.
+        let t = tbs("Traceback (most recent call last):\n  File \"a.py\", line 1, in f\nValueError: bad value.\n    see the docs\n");
+        assert_eq!(t[0].exception.as_ref().unwrap().message, "bad value.");
     }
 
     #[test]

@@ -285,6 +285,15 @@ pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback])
                 *prev = format!("{head} {rest}");
                 continue;
             }
+            if let Some(prev) = texts.last_mut().filter(|p| {
+                traceback::continues_sentence(p, x.message())
+                    && traceback::parse_exception_line(p.trim()).is_some()
+            }) {
+                // An exception message written over two source lines goes on here.
+                prev.push(' ');
+                prev.push_str(x.message().trim());
+                continue;
+            }
             texts.push(match x.text.find(" NCCL WARN ") {
                 Some(_) if !x.message().contains("NCCL") => format!("NCCL WARN {}", x.message()),
                 _ => x.message().to_string(),
