@@ -390,7 +390,17 @@ impl<'a> Context<'a> {
                 }
             }
         }
-        first
+        // A failure whose message the log split over lines (a sentence written over two
+        // source lines, a wrapped table cell) is matched whole, on the failure's line.
+        first.or_else(|| {
+            let inc = self.log.failure_incident()?;
+            let c = re.captures(&inc.message)?;
+            let r = self
+                .lines
+                .iter()
+                .find(|r| r.source == inc.source && r.line == inc.line)?;
+            Some((*r, c))
+        })
     }
 
     fn arg(&self, key: &str) -> Option<&rosetta_log::extract::Located<String>> {

@@ -555,3 +555,20 @@ fn a_five_megabyte_line_quotes_its_error() {
         "{failure}"
     );
 }
+
+#[test]
+fn a_message_split_over_two_lines_is_read_and_matched_whole() {
+    // vLLM writes some checks over two source lines; the log keeps the line break.
+    let text = "ValueError: The output_size of gate's and up's weight = 96 is not\n            divisible by weight quantization block_n = 128.\n";
+    let v = json(&run_stdin(
+        &["diagnose", "--format", "json"],
+        text.as_bytes(),
+    ));
+    let failure = &v["failure"];
+    assert_eq!(failure["class"], "config-error", "{failure}");
+    assert_eq!(failure["phase"], "weight-load", "{failure}");
+    let top = &v["hypotheses"][0];
+    assert_eq!(top["cause"], "bad-launch-args", "{top}");
+    // The rule's evidence is the failure's own line, though its words span two.
+    assert_eq!(top["evidence"][0]["line"], 1, "{top}");
+}
