@@ -236,10 +236,14 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
         st.last_line = rec.line;
         // A terminal or a text box wrapped a long prefixed line: the rest of it follows on
         // the next line with no prefix and no indent (`... in _initialize_k` / `v_caches`).
-        let wrapped = own_empty && !key.1.is_empty() && gap == 1 && st.last_len >= 80 && {
-            let m = rec.message();
-            !m.is_empty() && !m.starts_with([' ', '\t'])
-        };
+        // A line with a level or a time of its own (`[ERROR] 2025-03-16-11:32:36 ...`) is
+        // another logger's line, not a wrapped rest.
+        let own_stamp = rec.prefix.level.is_some() || rec.prefix.time.is_some();
+        let wrapped =
+            own_empty && !own_stamp && !key.1.is_empty() && gap == 1 && st.last_len >= 80 && {
+                let m = rec.message();
+                !m.is_empty() && !m.starts_with([' ', '\t'])
+            };
         st.last_len = rec.text.len();
         if msg.contains("Traceback (most recent call last)") {
             finish(st, &mut out);
