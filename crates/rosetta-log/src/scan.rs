@@ -207,6 +207,56 @@ pub struct Scanner {
     retained: AtomicUsize,
 }
 
+/// Which words (among those `eligible`) hold another eligible word of at most 8 bytes: an
+/// automaton without them matches on exactly the same texts. Words of up to 8 bytes are keys
+/// of one hash set per length, and each word's substrings of those lengths are looked up, so
+/// the cost is a few lookups per byte, not a comparison of every pair.
+fn contained_elsewhere<S: AsRef<str>>(words: &[S], eligible: impl Fn(usize) -> bool) -> Vec<bool> {
+    const KEY: usize = 8;
+    fn pack(b: &[u8]) -> u64 {
+        b.iter().fold(0u64, |acc, &x| (acc << 8) | u64::from(x))
+    }
+    let mut keys: [HashSet<u64, std::hash::BuildHasherDefault<PackedHasher>>; KEY + 1] =
+        Default::default();
+    for (i, w) in words.iter().enumerate() {
+        let b = w.as_ref().as_bytes();
+        if eligible(i) && !b.is_empty() && b.len() <= KEY {
+            keys[b.len()].insert(pack(b));
+        }
+    }
+    let lens: Vec<usize> = (1..=KEY).filter(|&l| !keys[l].is_empty()).collect();
+    words
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            let b = w.as_ref().as_bytes();
+            eligible(i)
+                && lens
+                    .iter()
+                    .take_while(|&&l| l < b.len())
+                    .any(|&l| b.windows(l).any(|sub| keys[l].contains(&pack(sub))))
+        })
+        .collect()
+}
+
+/// A hasher for keys that are already packed bytes: one multiply spreads them.
+#[derive(Default)]
+struct PackedHasher(u64);
+
+impl std::hash::Hasher for PackedHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (n ^ (n >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
 /// The scanner's literal automaton, leftmost-first, of the given kind.
 fn automaton(pats: &[String], kind: aho_corasick::AhoCorasickKind) -> AhoCorasick {
     AhoCorasickBuilder::new()
@@ -253,14 +303,34 @@ impl Scanner {
                 kinds.push(HitKind::Context);
             }
         }
+        // A word that holds another word of the scanner finds no line the shorter one does
+        // not: only the shortest are built into the automaton (about a third of the bytes).
+        let serving = voc.scanner_serving.len();
+        let drop = contained_elsewhere(&pats, |i| i >= serving);
+        let (pats, kinds): (Vec<String>, Vec<HitKind>) = pats
+            .into_iter()
+            .zip(kinds)
+            .zip(drop)
+            .filter_map(|(pk, drop)| (!drop).then_some(pk))
+            .unzip();
         let ac = automaton(&pats, aho_corasick::AhoCorasickKind::ContiguousNFA);
-        let error_words: Vec<&str> = voc
+        let mut error_words: Vec<&str> = voc
             .scanner_errors
             .iter()
             .map(String::as_str)
             .chain(signal_words.iter().map(String::as_str))
             .collect();
-        let errors = AhoCorasick::new(&error_words)
+        error_words.sort_unstable();
+        error_words.dedup();
+        let drop = contained_elsewhere(&error_words, |_| true);
+        let error_words: Vec<&str> = error_words
+            .into_iter()
+            .zip(drop)
+            .filter_map(|(w, d)| (!d).then_some(w))
+            .collect();
+        let errors = AhoCorasickBuilder::new()
+            .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
+            .build(&error_words)
             .unwrap_or_else(|_| AhoCorasick::new(["rror"]).expect("static pattern builds"));
         Scanner {
             ac,
@@ -940,6 +1010,63 @@ fn masked(msg: &str, mut put: impl FnMut(u8)) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_word_holding_another_word_is_left_out() {
+        let words = [
+            "rror",
+            "Error:",
+            "CUDA error",
+            "xception",
+            "RuntimeException",
+            "abc",
+        ];
+        // Only eligible words count, as keys and as candidates.
+        let drop = contained_elsewhere(&words, |i| i != 0);
+        assert_eq!(drop, [false, false, false, false, true, false]);
+        let drop = contained_elsewhere(&words, |_| true);
+        assert_eq!(drop, [false, true, true, false, true, false]);
+        // Byte-exact: case differs, so nothing holds another.
+        let drop = contained_elsewhere(&["ERROR", "error", "Error"], |_| true);
+        assert_eq!(drop, [false, false, false]);
+        // A word is never dropped for itself, and keys longer than 8 bytes are not looked for.
+        let drop = contained_elsewhere(&["segmentation", "segmentation fault"], |_| true);
+        assert_eq!(drop, [false, false]);
+    }
+
+    #[test]
+    fn pruning_keeps_exactly_the_lines_the_full_word_list_keeps() {
+        // The same vocabulary with every word in the automaton (no pruning) keeps the same
+        // lines: built here by hand from the same lists.
+        let v = Vocabulary::embedded();
+        let scanner = Scanner::new(v, &[]);
+        let mut all: Vec<String> = v.scanner_serving.clone();
+        all.extend(v.scanner_errors.iter().cloned());
+        all.extend(v.signal_literals());
+        all.extend(v.scanner_context.iter().cloned());
+        all.extend(v.milestone_literals());
+        let bytes = |v: &[String]| v.iter().map(String::len).sum::<usize>();
+        assert!(
+            bytes(&scanner.pats) * 2 < bytes(&all),
+            "pruning should leave out most of the automaton's bytes"
+        );
+        let full = AhoCorasick::new(&all).expect("builds");
+        let lines = [
+            "RuntimeError: CUDA error: an illegal memory access was encountered",
+            "[2026-01-02 10:00:00] INFO: Load weight end. type=Glm, dtype=torch.bfloat16",
+            "ValueError: Total number of attention heads (40) must be divisible by tensor parallel size (3).",
+            "a quiet line about nothing at all",
+            "Decode batch. #running-req: 1, #token: 100, gen throughput (token/s): 40.0",
+            "NCCL WARN Error while creating shared memory segment /dev/shm/nccl-abc",
+        ];
+        for line in lines {
+            assert_eq!(
+                scanner.ac.is_match(line),
+                full.is_match(line),
+                "line {line:?}"
+            );
+        }
+    }
 
     #[test]
     fn the_nfa_and_the_dfa_keep_the_same_lines() {
