@@ -74,6 +74,12 @@ pub struct Traceback {
 }
 
 impl Traceback {
+    /// Every frame was read from a native backtrace (a debugger's or a crash handler's
+    /// `#N 0x.. in f (...)`): the stack of a crashed process, not a Python traceback.
+    pub fn is_native(&self) -> bool {
+        !self.frames.is_empty() && self.native_frames == self.frames.len()
+    }
+
     /// A traceback opened at `rec`, on stream `stream`.
     fn start(rec: &Record, stream: &str, chained_from: Option<usize>) -> Traceback {
         Traceback {

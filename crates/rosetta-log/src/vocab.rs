@@ -85,6 +85,8 @@ pub enum ShapeId {
     WarningWords,
     /// A compiler that runs at run time.
     JitBuild,
+    /// A compiler line of an ahead-of-time build (nvcc's own temporary files).
+    OfflineBuild,
     /// Lines that show or describe wrong output.
     WrongOutput,
     /// An in-progress line.
@@ -102,13 +104,14 @@ pub enum ShapeId {
 }
 
 impl ShapeId {
-    const ALL: [ShapeId; 13] = [
+    const ALL: [ShapeId; 14] = [
         ShapeId::BenignNcclWarn,
         ShapeId::IgnoredImport,
         ShapeId::PythonWarning,
         ShapeId::ConfigWords,
         ShapeId::WarningWords,
         ShapeId::JitBuild,
+        ShapeId::OfflineBuild,
         ShapeId::WrongOutput,
         ShapeId::Progress,
         ShapeId::Done,
@@ -1023,6 +1026,14 @@ impl Vocabulary {
 }
 
 fn frame_entry_matches(f: &FramePhase, words: &[String], file: &str) -> bool {
+    // A Windows path (`\venv\Lib\site-packages\torch\_inductor\...`) reads as its `/` form.
+    let slashed;
+    let file = if file.contains('\\') {
+        slashed = file.replace('\\', "/");
+        slashed.as_str()
+    } else {
+        file
+    };
     let by_file = !file.is_empty() && f.files.iter().any(|s| file.ends_with(s.as_str()));
     let inside = f.within.is_empty() || f.within.iter().any(|s| file.contains(s.as_str()));
     let vetoed = f.unless.iter().any(|w| w.matches(words))

@@ -170,8 +170,12 @@ pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback])
             // Frames without an exception line: a truncated traceback; config code names the class.
             let frame_text = frames_text(tb.frames.iter());
             let in_build = raised_in_build(voc, &tb.frames);
+            // A native backtrace with no error above it is the stack of a process that
+            // crashed (a debugger's `bt`, a crash handler's dump).
             inc.class = if in_build {
                 FailureClass::BuildError
+            } else if tb.is_native() {
+                FailureClass::NativeAbort
             } else if voc.shape(ShapeId::ConfigWords).is_match(&frame_text) {
                 FailureClass::ConfigError
             } else {
@@ -182,7 +186,14 @@ pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback])
             inc.message = raised.map(|r| quote(&r)).unwrap_or_else(|| {
                 tb.frames
                     .last()
-                    .map(|f| format!("traceback ends in {} ({}:{})", f.function, f.file, f.line))
+                    .map(|f| {
+                        let what = if tb.is_native() {
+                            "native backtrace"
+                        } else {
+                            "traceback"
+                        };
+                        format!("{what} ends in {} ({}:{})", f.function, f.file, f.line)
+                    })
                     .unwrap_or_default()
             });
         }
@@ -250,6 +261,7 @@ pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback])
             let errorish =
                 n.errorish && (!quiet_level || !sig.signal_matches(n.message()).is_empty());
             let continues = errorish
+                || one_call(&records[j - 1], n)
                 || n.message().starts_with([' ', '\t'])
                 || n.message().trim().len() <= 5
                 || (table_row(r.message()) && table_row(n.message()));
@@ -454,6 +466,20 @@ pub(super) fn is_error_line(voc: &Vocabulary, r: &Record) -> bool {
 }
 
 /// Classifies a group of texts by its strongest signal.
+/// Two lines of one logging call: a multi-line message that the logger stamped line by line
+/// with the same time, level (above INFO) and source location (torch's `E1105 18:09:29.303000
+/// 9336 triton_heuristics.py:715]` on the code it quotes, then on the error it carries).
+fn one_call(a: &Record, b: &Record) -> bool {
+    let (p, q) = (&a.prefix, &b.prefix);
+    p.time_text.is_some()
+        && p.time_text == q.time_text
+        && p.location.is_some()
+        && p.location == q.location
+        && p.pid == q.pid
+        && p.level.is_some_and(|l| l > Level::Info)
+        && p.level == q.level
+}
+
 pub(super) fn classify(
     sig: &Vocabulary,
     texts: &[String],
@@ -589,6 +615,36 @@ mod tests {
 
     fn voc() -> &'static Vocabulary {
         Vocabulary::embedded()
+    }
+
+    #[test]
+    fn the_lines_of_one_logging_call_are_one_incident() {
+        // torch's logger stamps each line of a multi-line message: the quoted code line does
+        // not end the block, and the error it carries names the failure.
+        let p =
+            "E1105 18:09:29.303000 9336 torch/_inductor/runtime/triton_heuristics.py:715] [0/0]";
+        let log = format!(
+            "{p} triton.compiler.errors.CompilationError: at 1:0:\n{p} def triton_poi_fused_0(in_ptr0, xnumel):\n{p} ^\n{p} ValueError(\"type fp8e4nv not supported in this architecture\")\n"
+        );
+        let f = crate::facts::facts_of(&log).failure.expect("a failure");
+        assert_eq!(f.class, FailureClass::NoKernelForArch, "{}", f.message);
+        // Lines of two calls (another location) stay apart.
+        let q = "E1105 18:09:29.303000 9336 torch/_dynamo/convert_frame.py:12]";
+        let two = format!("{p} triton.compiler.errors.CompilationError: at 1:0:\n{q} def f():\n{q} ValueError(\"type fp8e4nv not supported in this architecture\")\n");
+        let f = crate::facts::facts_of(&two).failure.expect("a failure");
+        assert_eq!(f.class, FailureClass::BuildError, "{}", f.message);
+    }
+
+    #[test]
+    fn a_native_backtrace_alone_is_a_native_crash() {
+        let log = "#0  0x00007efc5442df84 in nvinfer1::ICudaEngine::getNbIOTensors() const (this=0x0) at include/NvInferRuntime.h:2160\n#1  0x00007efc54451cf8 in onnxruntime::TensorrtExecutionProvider::Compute(onnxruntime::FunctionState) const (ctx=0x1) at providers/tensorrt/tensorrt_execution_provider.cc:3395\n#2  0x00007f02b5a68157 in onnxruntime::utils::ExecuteGraph(onnxruntime::SessionState const&) () from libonnxruntime.so\n";
+        let f = crate::facts::facts_of(log).failure.expect("a failure");
+        assert_eq!(f.class, FailureClass::NativeAbort);
+        assert!(f.message.contains("getNbIOTensors"), "{}", f.message);
+        // A Python traceback cut before its exception stays a Python error.
+        let py = "Traceback (most recent call last):\n  File \"/x/serve.py\", line 3, in main\n    run()\n";
+        let f = crate::facts::facts_of(py).failure.expect("a failure");
+        assert_eq!(f.class, FailureClass::PythonError);
     }
 
     #[test]

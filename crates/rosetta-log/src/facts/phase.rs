@@ -22,13 +22,17 @@ pub(super) fn raised_while_importing(frames: &[crate::traceback::Frame]) -> Opti
 
 /// The build error comes from a compiler run at run time (Triton, Inductor, a JIT-built extension).
 pub(super) fn jit_build(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> bool {
-    let re = voc.shape(ShapeId::JitBuild);
-    re.is_match(&inc.message)
+    let (re, offline) = (
+        voc.shape(ShapeId::JitBuild),
+        voc.shape(ShapeId::OfflineBuild),
+    );
+    let jit = |t: &str| re.is_match(t) && !offline.is_match(t);
+    jit(&inc.message)
         || f.records.iter().any(|r| {
             r.source == inc.source
                 && r.line + 5 >= inc.line
                 && r.line <= inc.end_line
-                && re.is_match(r.message())
+                && jit(r.message())
         })
 }
 
@@ -606,6 +610,25 @@ mod tests {
             ),
             Phase::GraphCapture
         );
+    }
+
+    #[test]
+    fn a_windows_frame_under_inductor_is_graph_capture() {
+        assert_eq!(
+            phase(
+                "Traceback (most recent call last):\n  File \"C:\\venv\\Lib\\site-packages\\torch\\_inductor\\compile_fx.py\", line 923, in _compile_fx_inner\n    raise InductorError(e)\nValueError: bad value in generated code\n"
+            ),
+            Phase::GraphCapture
+        );
+    }
+
+    #[test]
+    fn ptxas_on_nvccs_own_ptx_is_a_build_not_a_jit() {
+        let log = "  ptxas /tmp/tmpxft_00005ef5_00000000-6_matmul.ptx, line 284; error   : Feature 'ldmatrix' requires .target sm_75 or higher\n  ptxas fatal   : Ptx assembly aborted due to errors\n";
+        assert_eq!(phase(log), Phase::Install);
+        // The same error on PTX a code generator wrote at run time is not an install.
+        let jit = "  ptxas /tmp/tmp3k2j/kernel.ptx, line 284; error   : Feature 'ldmatrix' requires .target sm_75 or higher\n";
+        assert_ne!(phase(jit), Phase::Install);
     }
 
     #[test]
