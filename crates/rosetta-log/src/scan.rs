@@ -869,6 +869,13 @@ fn normalize_cow(raw: &[u8]) -> (Cow<'_, str>, bool) {
     } else {
         text
     };
+    // The same codes pasted in caret notation, ESC written `^[` (`cat -v`, `less`, some
+    // terminals' copy): `^[[1;36m(EngineCore_2 pid=304)^[[0;0m ERROR ...`.
+    let text = if memchr::memchr(b'^', text.as_bytes()).is_some() && text.contains("^[[") {
+        Cow::Owned(strip_ansi(&text.replace("^[[", "\x1b[")))
+    } else {
+        text
+    };
     // Colour codes whose ESC byte was lost when the log was pasted.
     let text = if text.starts_with('[') && bare_code_len(&text).is_some() {
         Cow::Owned(strip_bare_colour(&text))
@@ -1174,6 +1181,14 @@ mod tests {
         let out = scan(&log);
         assert_eq!(out.serving.decode(), (100, 1, 100));
         assert!(out.records.is_empty());
+    }
+
+    #[test]
+    fn colour_codes_in_caret_notation_are_removed() {
+        let (t, _) = normalize(b"^[[1;36m(EngineCore_2 pid=304)^[[0;0m ERROR 08-10 16:16:12 [core.py:683] x");
+        assert_eq!(t, "(EngineCore_2 pid=304) ERROR 08-10 16:16:12 [core.py:683] x");
+        let (t, _) = normalize(b"x ^ y [1] ^[");
+        assert_eq!(t, "x ^ y [1] ^[");
     }
 
     #[test]

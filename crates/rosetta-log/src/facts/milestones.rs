@@ -7,8 +7,26 @@ pub(super) fn milestones(
     voc: &Vocabulary,
     records: &[Record],
     serving: &[ServingStats],
+    tbs: &[Traceback],
 ) -> Vec<Milestone> {
     let mut out: Vec<Milestone> = Vec::new();
+    // The frames and code lines of a traceback name the functions that were running, not a
+    // step the run announced (`self._dummy_run(...)` inside a profile run's traceback).
+    // Tracebacks by where they start; a line looks back over those that start shortly before.
+    let mut spans: Vec<&Traceback> = tbs.iter().collect();
+    spans.sort_by_key(|t| (t.source, t.start_line));
+    let in_traceback = |rec: &Record| {
+        let i = spans.partition_point(|t| (t.source, t.start_line) < (rec.source, rec.line));
+        spans[..i]
+            .iter()
+            .rev()
+            .take_while(|t| t.source == rec.source && t.start_line + 5000 >= rec.line)
+            .any(|t| {
+                rec.line <= t.end_line
+                    && t.exception.as_ref().is_none_or(|e| e.line != rec.line)
+                    && (t.stream.is_empty() || t.stream == rec.prefix.stream_key())
+            })
+    };
     for rec in records {
         let msg = rec.message();
         // A line that names a failure is not a milestone, whatever words it holds.
@@ -21,7 +39,7 @@ pub(super) fn milestones(
         if msg.starts_with(' ') || msg.len() > 4000 {
             continue;
         }
-        if let Some(shape) = voc.milestone(msg) {
+        if let Some(shape) = voc.milestone(msg).filter(|_| !in_traceback(rec)) {
             out.push(Milestone {
                 phase: shape.phase,
                 done: shape.done,

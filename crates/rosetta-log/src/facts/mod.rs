@@ -295,8 +295,8 @@ impl LogFacts {
             templates.push((i, out.templates));
         }
         f.extracted = extract::extract(&f.records, gpu_names);
-        f.milestones = milestones(voc, &f.records, &f.serving);
         let tbs = traceback::collect(&f.records);
+        f.milestones = milestones(voc, &f.records, &f.serving, &tbs);
         f.incidents = incidents(voc, &f.records, &tbs);
         f.warnings = warnings(voc, &templates, &mut f.warning_total);
         let (mut failure, other_runs) = choose_failure(voc, &f, &templates);
