@@ -72,6 +72,7 @@ fn library(queries: &[Query], scope: Scope, f: Features) -> Library {
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
+    let bare_only = std::env::args().any(|a| a == "--bare");
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../corpus/cases");
     let kb = KnowledgeBase::embedded().unwrap();
     let gpus: Vec<&str> = rosetta_kb::tables::GpuTable::embedded().names().collect();
@@ -224,7 +225,7 @@ fn main() {
     ];
     println!("\n| signature: representation | nearest case names a right cause | among those shown (>= floor) | shown | cases alone @1 / @3 | best unrelated score |");
     println!("|---|---|---|---|---|---|");
-    for (name, scope, f) in &variants {
+    for (name, scope, f) in variants.iter().filter(|_| !bare_only) {
         let (mut right, mut shown, mut shown_right) = (0, 0, 0);
         let (mut c1, mut c3) = (0, 0);
         let t = Tuning::default();
@@ -345,6 +346,45 @@ fn main() {
         }
         (a1, a3, n)
     };
+    // The share of the cases when no rule cites a line (bare: only the class's prior ranks).
+    let bare = |q: &Query| q.rules.iter().all(|h| h.evidence.is_empty());
+    println!(
+        "\nbare logs (no rule cites a line), leave one batch out: {} of {}",
+        queries.iter().filter(|q| bare(q)).count(),
+        queries.len()
+    );
+    println!("| bare weight | bare @1 / @3 | all @1 / @3 |");
+    println!("|---|---|---|");
+    for b in [0.05, 0.15, 0.25, 0.35, 0.5, 0.65, 0.8, 0.9, 1.0] {
+        let t = Tuning {
+            bare: b,
+            ..Tuning::default()
+        };
+        let x = score(&t, Mode::Blend, &bare);
+        let y = score(&t, Mode::Blend, &|_| true);
+        println!(
+            "| {b:.2} | {} / {} of {} | {} / {} of {} |",
+            x.0, x.1, x.2, y.0, y.1, y.2
+        );
+    }
+    // Per batch, for the gates of `.ci/run`: `batch @1/@3` at each bare weight.
+    for b in [0.05, 0.35, 0.5, 0.8] {
+        let t = Tuning {
+            bare: b,
+            ..Tuning::default()
+        };
+        let row: Vec<String> = batches
+            .iter()
+            .map(|bt| {
+                let x = score(&t, Mode::Blend, &|q: &Query| &q.batch == bt);
+                format!("{bt}={}/{}/{}", x.0, x.1, x.2)
+            })
+            .collect();
+        println!("per batch at bare {b:.2}: {}", row.join(" "));
+    }
+    if bare_only {
+        return;
+    }
     let mut grid = Vec::new();
     let weights: Vec<f64> = if quick {
         vec![0.2, 0.3, 0.4]
