@@ -1185,8 +1185,13 @@ mod tests {
 
     #[test]
     fn colour_codes_in_caret_notation_are_removed() {
-        let (t, _) = normalize(b"^[[1;36m(EngineCore_2 pid=304)^[[0;0m ERROR 08-10 16:16:12 [core.py:683] x");
-        assert_eq!(t, "(EngineCore_2 pid=304) ERROR 08-10 16:16:12 [core.py:683] x");
+        let (t, _) = normalize(
+            b"^[[1;36m(EngineCore_2 pid=304)^[[0;0m ERROR 08-10 16:16:12 [core.py:683] x",
+        );
+        assert_eq!(
+            t,
+            "(EngineCore_2 pid=304) ERROR 08-10 16:16:12 [core.py:683] x"
+        );
         let (t, _) = normalize(b"x ^ y [1] ^[");
         assert_eq!(t, "x ^ y [1] ^[");
     }

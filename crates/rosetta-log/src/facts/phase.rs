@@ -120,6 +120,29 @@ pub(super) fn phase_of(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> (Phase
         .unwrap_or_else(|| (Phase::Unknown, "the log does not say".into()))
 }
 
+/// The incident's line is a reporter's sentence: no logger prefix, not an exception line,
+/// twelve words or more, one of them a first-person word (programs do not write `I` or `my`).
+fn prose_sentence(f: &LogFacts, inc: &Incident) -> bool {
+    f.records
+        .iter()
+        .find(|r| r.source == inc.source && r.line == inc.key_line)
+        .is_some_and(|r| {
+            let msg = r.message().trim();
+            let words: Vec<&str> = msg.split_whitespace().collect();
+            let first_person = words.iter().any(|w| {
+                let w = w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'');
+                ["i", "i'm", "i've", "im", "my", "we", "me"]
+                    .iter()
+                    .any(|p| w.eq_ignore_ascii_case(p))
+            });
+            r.prefix.level.is_none()
+                && r.prefix.time.is_none()
+                && words.len() >= 12
+                && first_person
+                && crate::traceback::parse_exception_line(msg).is_none()
+        })
+}
+
 /// One way of reading the phase; `None` leaves it to the next.
 type PhaseStep = fn(&Vocabulary, &LogFacts, &Incident) -> Option<(Phase, String)>;
 
@@ -144,8 +167,13 @@ const PHASE_STEPS: &[PhaseStep] = &[
 ];
 
 /// A phase the failing message itself names (a signal's phase); a start-up hint yields to a frame that names a later step.
-fn by_message_hint(voc: &Vocabulary, _f: &LogFacts, inc: &Incident) -> Option<(Phase, String)> {
+fn by_message_hint(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Phase, String)> {
     let p = inc.phase_hint?;
+    // A reporter's sentence that names an error ("it just spits out hipErrorNoBinaryForGpu
+    // every time ...") says what the message was, not when the program printed it.
+    if p == Phase::Startup && prose_sentence(f, inc) {
+        return None;
+    }
     // A start-up hint (an import that fails, a version check) yields to a frame that
     // names a later step: the import ran lazily, inside the loader that asked for it.
     let later = (p == Phase::Startup)
@@ -609,6 +637,18 @@ mod tests {
                 "Traceback (most recent call last):\n  File \"/x/cuda_graph_runner.py\", line 10, in capture\n    graph.replay()\nRuntimeError: CUDA error: operation not permitted when stream is capturing\n"
             ),
             Phase::GraphCapture
+        );
+    }
+
+    #[test]
+    fn a_device_refused_at_start_is_start_up_unless_a_sentence_tells_it() {
+        assert_eq!(
+            phase("Error: Could not create backend: Runtime compute cap 87 is not compatible with compile time compute cap 87\n"),
+            Phase::Startup
+        );
+        assert_eq!(
+            phase("i have an rx 6600 and an old cpu and i just want to try a small model but it spits out hipErrorNoBinaryForGpu: Unable to find code object for all current devices! every time\n"),
+            Phase::Unknown
         );
     }
 
