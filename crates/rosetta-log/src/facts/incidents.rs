@@ -465,7 +465,6 @@ pub(super) fn is_error_line(voc: &Vocabulary, r: &Record) -> bool {
         || voc.is_banner(&r.text)
 }
 
-/// Classifies a group of texts by its strongest signal.
 /// Two lines of one logging call: a multi-line message that the logger stamped line by line
 /// with the same time, level (above INFO) and source location (torch's `E1105 18:09:29.303000
 /// 9336 triton_heuristics.py:715]` on the code it quotes, then on the error it carries).
@@ -480,6 +479,7 @@ fn one_call(a: &Record, b: &Record) -> bool {
         && p.level == q.level
 }
 
+/// Classifies a group of texts by its strongest signal.
 pub(super) fn classify(
     sig: &Vocabulary,
     texts: &[String],
