@@ -105,6 +105,7 @@ struct Patterns {
     tag: Regex,
     compose: Regex,
     pylog: Regex,
+    buildkit: Regex,
 }
 
 fn patterns() -> &'static Patterns {
@@ -140,6 +141,8 @@ fn patterns() -> &'static Patterns {
         // `%(asctime)s - %(name)s - %(levelname)s - %(message)s` (`- lmdeploy - ERROR - `,
         // also with the time missing), loguru's `| ERROR    | module:function:12 - `.
         pylog: crate::lazy::ascii_regex(r"^(?:[-|]\s{1,8})?(?:[\w.\-]{1,40}\s{1,8}[-|]\s{1,8})?(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|SUCCESS|TRACE)\s{0,8}[-|]\s+(?:[\w.<>\-]+:[\w.<>\-]+:\d+\s+-\s+)?").unwrap(),
+        // `#10 1380.2 ...`: Docker BuildKit's plain progress output, a build step and its seconds.
+        buildkit: crate::lazy::ascii_regex(r"^#\d+ \d+\.\d+ ").unwrap(),
     })
 }
 
@@ -239,6 +242,7 @@ struct Gates {
     syslog: bool,
     level_word: bool,
     pylog: bool,
+    buildkit: bool,
 }
 
 /// The searcher for NCCL's word, built once.
@@ -266,6 +270,7 @@ impl Gates {
         syslog: true,
         level_word: true,
         pylog: true,
+        buildkit: true,
     };
 
     #[inline]
@@ -312,6 +317,7 @@ impl Gates {
             // ` - ERROR - ` / ` | ERROR ` within the first fields.
             // (the pattern's first `-` or `|` lies within its first 60 bytes).
             pylog: memchr::memchr2(b'-', b'|', &b[..b.len().min(72)]).is_some(),
+            buildkit: b0 == b'#' && b1.is_ascii_digit(),
         }
     }
 }
@@ -338,7 +344,12 @@ fn parse_with(line: &str, ungated: bool) -> Prefix {
     for _ in 0..8 {
         let before = pos;
         let g = gates(rest);
-        if let Some(c) = (pos == 0 && g.compose)
+        if let Some(c) = (pos == 0 && g.buildkit)
+            .then(|| pat.buildkit.captures(rest))
+            .flatten()
+        {
+            pos += c[0].len();
+        } else if let Some(c) = (pos == 0 && g.compose)
             .then(|| pat.compose.captures(rest))
             .flatten()
         {
@@ -612,6 +623,20 @@ mod tests {
         let p = parse(l);
         assert_eq!(p.tp, Some(1));
         assert_eq!(msg(l, &p), "hi");
+    }
+
+    #[test]
+    fn buildkit_step_prefixes() {
+        let l = "#10 1380.2 /x/vec_dtypes.cuh(55): error: more than one instance";
+        assert_eq!(
+            msg(l, &parse(l)),
+            "/x/vec_dtypes.cuh(55): error: more than one instance"
+        );
+        let l = "#10 1384.6     uint32_t* s_u32 = (uint32_t*)(s);";
+        assert_eq!(msg(l, &parse(l)), "    uint32_t* s_u32 = (uint32_t*)(s);");
+        for l in ["#include <cuda.h>", "#1 of 3 downloads", "# 10 1.5 GB"] {
+            assert_eq!(msg(l, &parse(l)), l);
+        }
     }
 
     #[test]

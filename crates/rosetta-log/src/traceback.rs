@@ -130,7 +130,8 @@ fn patterns() -> &'static Patterns {
         // and c10 `frame #3: c10d::ProcessGroupNCCL::watchdog() + 0x8c (0x7f.. in libtorch.so)`
         native: crate::lazy::ascii_regex(r"^\s*(?:#\d+\s+(?:0x[0-9a-fA-F]+ in )?|frame #\d+: (?:0x[0-9a-fA-F]+ )?)([A-Za-z_~][\w:~<>,]*?)\s*(?:\(|\+ 0x)(?:.*(?: at | from |\(0x[0-9a-f]+ in )([^\s)]+)\)?\s*$)?").unwrap(),
         // A paste that dropped the line numbers keeps `File "...", in f`.
-        frame: crate::lazy::ascii_regex(r#"File "([^"]+)", (?:line (\d+), )?in (\S+)"#).unwrap(),
+        // A paste may lose the space after a comma (`line 6209,in f`).
+        frame: crate::lazy::ascii_regex(r#"File "([^"]+)", (?:line (\d+), ?)?in (\S+)"#).unwrap(),
         // A terminal wrapped a frame line right after `line`: the number and the function
         // open the next line (`File ".../model.py", line` / `120, in stream_model_load`).
         frame_head: crate::lazy::ascii_regex(r#"File "([^"]+)", line\s*$"#).unwrap(),
@@ -669,6 +670,15 @@ mod tests {
         assert!(tbs("120, in stream_model_load\n")
             .iter()
             .all(|t| t.frames.is_empty()));
+    }
+
+    #[test]
+    fn a_frame_that_lost_the_space_after_its_comma() {
+        let log = "Traceback (most recent call last):\n  File \"/x/runner.py\", line 6209,in _get_draft_probs\n    return f()\nRuntimeError: missing\n";
+        let t = tbs(log);
+        assert_eq!(t.len(), 1);
+        assert_eq!(t[0].frames[0].function, "_get_draft_probs");
+        assert_eq!(t[0].frames[0].line, 6209);
     }
 
     #[test]
