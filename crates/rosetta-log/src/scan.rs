@@ -882,6 +882,13 @@ fn normalize_cow(raw: &[u8]) -> (Cow<'_, str>, bool) {
     } else {
         text
     };
+    // A log copied from a web page may carry no-break spaces (U+00A0) where the program
+    // printed spaces (`TypeError:\u{a0}EngineArgs...`): words are read across them.
+    let text = if memchr::memmem::find(text.as_bytes(), "\u{a0}".as_bytes()).is_some() {
+        Cow::Owned(text.replace('\u{a0}', " "))
+    } else {
+        text
+    };
     (text, false)
 }
 
@@ -1181,6 +1188,13 @@ mod tests {
         let out = scan(&log);
         assert_eq!(out.serving.decode(), (100, 1, 100));
         assert!(out.records.is_empty());
+    }
+
+    #[test]
+    fn no_break_spaces_from_a_web_page_are_spaces() {
+        let (t, _) =
+            normalize("TypeError:\u{a0}f() got an unexpected keyword argument\u{a0}'x'".as_bytes());
+        assert_eq!(t, "TypeError: f() got an unexpected keyword argument 'x'");
     }
 
     #[test]

@@ -131,7 +131,8 @@ fn patterns() -> &'static Patterns {
         native: crate::lazy::ascii_regex(r"^\s*(?:#\d+\s+(?:0x[0-9a-fA-F]+ in )?|frame #\d+: (?:0x[0-9a-fA-F]+ )?)([A-Za-z_~][\w:~<>,]*?)\s*(?:\(|\+ 0x)(?:.*(?: at | from |\(0x[0-9a-f]+ in )([^\s)]+)\)?\s*$)?").unwrap(),
         // A paste that dropped the line numbers keeps `File "...", in f`.
         // A paste may lose the space after a comma (`line 6209,in f`).
-        frame: crate::lazy::ascii_regex(r#"File "([^"]+)", (?:line (\d+), ?)?in (\S+)"#).unwrap(),
+        // faulthandler's dump writes `File "x.py", line 88 in replay` (no comma).
+        frame: crate::lazy::ascii_regex(r#"File "([^"]+)", (?:line (\d+)(?:, ?| ))?in (\S+)"#).unwrap(),
         // A terminal wrapped a frame line right after `line`: the number and the function
         // open the next line (`File ".../model.py", line` / `120, in stream_model_load`).
         frame_head: crate::lazy::ascii_regex(r#"File "([^"]+)", line\s*$"#).unwrap(),
@@ -210,6 +211,22 @@ struct StreamState {
     frame_head: Option<(String, u64)>,
     /// A `rich` frame's path cut at the box's edge (the part and its record line).
     rich_head: Option<(String, u64)>,
+    /// The finished traceback (its index in the output) that the current one continues: a
+    /// wrapper's exception line followed at once by the frames of the error it carries.
+    reopened: Option<usize>,
+    /// The current traceback lists its innermost frame first (faulthandler's dump of the
+    /// thread that crashed, `Current thread 0x... (most recent call first):`).
+    innermost_first: bool,
+    /// The current traceback is another thread's stack in that dump, not the one that crashed.
+    other_thread: bool,
+}
+
+/// An exception line that carries another process's error, whose traceback follows it with no
+/// header of its own: Ray's `ray.exceptions.RayTaskError(ValueError): ray::Actor.method() ...`.
+fn carries_remote_traceback(ex: &Exception) -> bool {
+    let t = ex.type_name.rsplit('.').next().unwrap_or("");
+    (t.starts_with("RayTaskError") || t.starts_with("RayActorError"))
+        || ex.message.starts_with("ray::")
 }
 
 /// Rebuilds tracebacks from the records of all sources, in record order.
@@ -257,6 +274,16 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
             let chained_from = if st.chain_pending { st.last } else { None };
             st.chain_pending = false;
             st.current = Some(Traceback::start(rec, &key.1, chained_from));
+            continue;
+        }
+        // faulthandler (a fatal signal in Python: `Fatal Python error: Segmentation fault`)
+        // dumps each thread's stack, innermost frame first; the crashed one is `Current thread`.
+        if msg.contains("(most recent call first)") {
+            finish(st, &mut out);
+            st.chain_pending = false;
+            st.current = Some(Traceback::start(rec, &key.1, None));
+            st.innermost_first = true;
+            st.other_thread = !msg.trim_start().starts_with("Current thread");
             continue;
         }
         if msg.contains("During handling of the above exception")
@@ -340,6 +367,22 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
                 })
             });
         if let Some(f) = frame {
+            // Frames right under a wrapper's exception line are the carried error's: the
+            // traceback goes on, and its exception is the one at the end.
+            if st.current.is_none() {
+                if let Some(i) = st.last.filter(|&i| {
+                    out[i].end_line + 1 == rec.line
+                        && out[i]
+                            .exception
+                            .as_ref()
+                            .is_some_and(carries_remote_traceback)
+                }) {
+                    let mut t = out[i].clone();
+                    t.exception = None;
+                    st.current = Some(t);
+                    st.reopened = Some(i);
+                }
+            }
             // A frame with no header before it (a paste that starts mid-traceback, a native backtrace).
             let tb = st.current.get_or_insert_with(|| {
                 let mut t = Traceback::start(rec, &key.1, None);
@@ -464,15 +507,28 @@ pub(crate) fn continues_sentence(prev: &str, next: &str) -> bool {
 
 fn finish(st: &mut StreamState, out: &mut Vec<Traceback>) {
     if let Some(mut tb) = st.current.take() {
-        if tb.frames.is_empty() && tb.exception.is_none() {
+        let innermost_first = std::mem::take(&mut st.innermost_first);
+        if std::mem::take(&mut st.other_thread) || (tb.frames.is_empty() && tb.exception.is_none())
+        {
             return;
+        }
+        if innermost_first {
+            tb.frames.reverse();
         }
         // A native backtrace lists the innermost frame first; frames are kept outermost first.
         if tb.native_frames == tb.frames.len() {
             tb.frames.reverse();
         }
-        out.push(tb);
-        st.last = Some(out.len() - 1);
+        match st.reopened.take() {
+            Some(i) => {
+                out[i] = tb;
+                st.last = Some(i);
+            }
+            None => {
+                out.push(tb);
+                st.last = Some(out.len() - 1);
+            }
+        }
     }
 }
 
@@ -670,6 +726,38 @@ mod tests {
         assert!(tbs("120, in stream_model_load\n")
             .iter()
             .all(|t| t.frames.is_empty()));
+    }
+
+    #[test]
+    fn faulthandler_dumps_keep_the_crashed_thread_outermost_first() {
+        let log = "Fatal Python error: Segmentation fault\n\nThread 0x00007f62e7ffe6c0 (most recent call first):\n  File \"/x/scheduler.py\", line 2215 in watchdog_thread\n  File \"/usr/lib/python3.12/threading.py\", line 1010 in run\n\nCurrent thread 0x00007f62ebfff6c0 (most recent call first):\n  File \"/x/torch/cuda/graphs.py\", line 88 in replay\n  File \"/x/model_runner.py\", line 1633 in _forward_raw\n  File \"/x/tp_worker.py\", line 234 in forward_batch_generation\n";
+        let t = tbs(log);
+        assert_eq!(t.len(), 1);
+        let f: Vec<_> = t[0]
+            .frames
+            .iter()
+            .map(|f| (f.function.as_str(), f.line))
+            .collect();
+        assert_eq!(
+            f,
+            [
+                ("forward_batch_generation", 234),
+                ("_forward_raw", 1633),
+                ("replay", 88)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_ray_wrapper_carries_the_remote_traceback() {
+        let log = "Traceback (most recent call last):\n  File \"/x/driver.py\", line 9, in main\n    ray.get(ref)\nray.exceptions.RayTaskError(ValueError): ray::Worker.generate() (pid=11, ip=10.0.0.1)\n  File \"/x/worker.py\", line 30, in generate\n    check(req)\n  File \"/x/engine.py\", line 482, in check\n    raise ValueError(msg)\nValueError: Requested token count exceeds the model's maximum context length\n";
+        let t = tbs(log);
+        assert_eq!(t.len(), 1);
+        let ex = t[0].exception.as_ref().unwrap();
+        assert_eq!(ex.type_name, "ValueError");
+        assert_eq!(ex.line, 9);
+        let f: Vec<_> = t[0].frames.iter().map(|f| f.function.as_str()).collect();
+        assert_eq!(f, ["main", "generate", "check"]);
     }
 
     #[test]

@@ -131,6 +131,22 @@ pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback])
                 inc.strength = 74;
                 inc.signals.push("build-frames");
             }
+            // A module that does not compile, reached by an import (the innermost frame is a
+            // module's own import line): the import failed, whatever the file holds.
+            let import_syntax = matches!(
+                ex.short_type(),
+                "SyntaxError" | "IndentationError" | "TabError"
+            ) && tb.frames.last().is_some_and(|f| {
+                f.function == "<module>"
+                    && f.code
+                        .as_deref()
+                        .is_some_and(|c| c.starts_with("from ") || c.starts_with("import "))
+            });
+            if import_syntax && matches!(inc.class, FailureClass::PythonError) {
+                inc.class = FailureClass::ImportError;
+                inc.strength = 75;
+                inc.signals.push("import-syntax");
+            }
             if asserts_shape && matches!(inc.class, FailureClass::PythonError) {
                 inc.class = FailureClass::ShapeMismatch;
                 inc.strength = 80;
@@ -388,7 +404,13 @@ pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback])
         }
         let (src, line) = (out[i].source, out[i].line);
         // Frames printed right before the abort, or right after it (a crash handler's dump).
-        let end = out[i].end_line;
+        // Python's faulthandler (`Fatal Python error: Segmentation fault`) dumps every
+        // thread's stack after it; the crashed thread's may follow the others'.
+        let end = if out[i].message.starts_with("Fatal Python error") {
+            out[i].end_line + 200
+        } else {
+            out[i].end_line
+        };
         let donor = (0..out.len()).rev().find(|&j| {
             let x = &out[j];
             j != i
