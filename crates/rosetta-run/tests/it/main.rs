@@ -147,6 +147,8 @@ fn a_missing_program_is_an_error_naming_it() {
 }
 
 /// A one-shot HTTP server on 127.0.0.1: answers `/v1/models`, then the chat request with `reply`.
+/// One request per connection, and it says so (`Connection: close`): a client that kept the
+/// first connection for the second request would race the server's close.
 fn server(reply: &'static [u8]) -> Address {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
@@ -173,7 +175,7 @@ fn server(reply: &'static [u8]) -> Address {
                 let b = br#"{"data":[{"id":"m"}]}"#;
                 write!(
                     s,
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
                     b.len()
                 )
                 .unwrap();
