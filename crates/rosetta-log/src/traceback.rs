@@ -63,6 +63,10 @@ pub struct Traceback {
     pub exception: Option<Exception>,
     /// Index (in the returned list) of the traceback this one was raised while handling.
     pub chained_from: Option<usize>,
+    /// The chain says `The above exception was the direct cause of the following
+    /// exception`: this one wraps the earlier on purpose (`raise X from e`).
+    #[serde(skip)]
+    pub(crate) direct_cause: bool,
     /// Indentation of the whole block (a traceback quoted inside pip's or a launcher's
     /// output is shifted right): code lines are indented beyond it, the exception is not.
     #[serde(skip)]
@@ -91,6 +95,7 @@ impl Traceback {
             frames: Vec::new(),
             exception: None,
             chained_from,
+            direct_cause: false,
             indent: leading_ws(rec.message()),
             native_frames: 0,
         }
@@ -113,6 +118,7 @@ struct Patterns {
     rich_code: Regex,
     rich_path: Regex,
     frame_partial: Regex,
+    pytest_frame: Regex,
     exception: Regex,
 }
 
@@ -146,6 +152,8 @@ fn patterns() -> &'static Patterns {
         rich_path: crate::lazy::ascii_regex(r"^\s*│\s+(/[^\s│]+)\s*│\s*$").unwrap(),
         // A pasted snippet that starts mid-frame: `/lib/.../config.py", line 1062, in f`
         frame_partial: crate::lazy::ascii_regex(r#"^\s*(\S[^"]*)", line (\d+), in (\S+)"#).unwrap(),
+        // pytest's own traceback: `/x/flashinfer/jit/env.py:31: in <module>`.
+        pytest_frame: crate::lazy::ascii_regex(r"^\s*(\S+?\.pyx?):(\d+): in (\S+)\s*$").unwrap(),
         exception: crate::lazy::ascii_regex(
             r#"^((?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:[A-Za-z_][A-Za-z0-9_]*)?(?:Error|Exception|Interrupt|Exit|Warning|Failure|Fault|Iteration|Timeout|Abort|Exceeded)|KeyError|StopIteration|(?:[a-z_][A-Za-z0-9_]*\.){2,}[A-Z][A-Za-z0-9_]+)(?:\([\w.]+\))?(?::\s?(.*)|\(['"](.*)['"]\))?$"#,
         )
@@ -193,6 +201,8 @@ struct StreamState {
     /// The last finished traceback on this stream, for chaining and message continuation.
     last: Option<usize>,
     chain_pending: bool,
+    /// The pending chain's marker was `direct cause` (a deliberate wrap).
+    chain_direct: bool,
     last_line: u64,
     /// Whether the last exception line carried a timestamp of its own. The message of an
     /// exception printed raw (no timestamp) ends at the first stamped line: that line is
@@ -227,6 +237,15 @@ fn carries_remote_traceback(ex: &Exception) -> bool {
     let t = ex.type_name.rsplit('.').next().unwrap_or("");
     (t.starts_with("RayTaskError") || t.starts_with("RayActorError"))
         || ex.message.starts_with("ray::")
+}
+
+/// pytest marks the lines of the error it caught with `E` in the first column (`E   IndexError:
+/// list index out of range`); the rest is the exception line.
+fn without_pytest_marker(msg: &str) -> &str {
+    match msg.strip_prefix('E') {
+        Some(rest) if rest.starts_with("  ") => rest.trim_start(),
+        _ => msg,
+    }
 }
 
 /// Rebuilds tracebacks from the records of all sources, in record order.
@@ -273,7 +292,9 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
             finish(st, &mut out);
             let chained_from = if st.chain_pending { st.last } else { None };
             st.chain_pending = false;
-            st.current = Some(Traceback::start(rec, &key.1, chained_from));
+            let mut t = Traceback::start(rec, &key.1, chained_from);
+            t.direct_cause = chained_from.is_some() && st.chain_direct;
+            st.current = Some(t);
             continue;
         }
         // faulthandler (a fatal signal in Python: `Fatal Python error: Segmentation fault`)
@@ -291,6 +312,7 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
         {
             finish(st, &mut out);
             st.chain_pending = true;
+            st.chain_direct = msg.contains("direct cause");
             continue;
         }
         let head = st.frame_head.take();
@@ -351,6 +373,7 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
                 pat.frame
                     .captures(msg)
                     .or_else(|| pat.frame_partial.captures(msg))
+                    .or_else(|| pat.pytest_frame.captures(msg))
                     .map(|c| Frame {
                         file: c[1].trim().to_string(),
                         line: c.get(2).and_then(|m| m.as_str().parse().ok()).unwrap_or(0),
@@ -383,9 +406,18 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
                     st.reopened = Some(i);
                 }
             }
-            // A frame with no header before it (a paste that starts mid-traceback, a native backtrace).
+            // A frame with no header before it (a paste that starts mid-traceback, a native
+            // backtrace). After a chain's marker it is the chained error's traceback, whose
+            // header a wrapper replaced (Ray prints `ray::Actor.method()` there).
+            let chained_from = if std::mem::take(&mut st.chain_pending) {
+                st.last
+            } else {
+                None
+            };
+            let direct = chained_from.is_some() && st.chain_direct;
             let tb = st.current.get_or_insert_with(|| {
-                let mut t = Traceback::start(rec, &key.1, None);
+                let mut t = Traceback::start(rec, &key.1, chained_from);
+                t.direct_cause = direct;
                 // Frame lines sit two columns right of their header.
                 t.indent = t.indent.saturating_sub(2);
                 t
@@ -437,7 +469,7 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
                 tb.end_line = rec.line;
                 continue;
             }
-            if let Some((t, m)) = parse_exception_line(msg.trim_start()) {
+            if let Some((t, m)) = parse_exception_line(without_pytest_marker(msg.trim_start())) {
                 st.exc_stamped = rec.prefix.time.is_some();
                 st.exc_closed = false;
                 tb.exception = Some(Exception {
@@ -609,6 +641,47 @@ mod tests {
         // A finished sentence, or a next line that is not indented, stays apart.
         let t = tbs("Traceback (most recent call last):\n  File \"a.py\", line 1, in f\nValueError: bad value.\n    see the docs\n");
         assert_eq!(t[0].exception.as_ref().unwrap().message, "bad value.");
+    }
+
+    #[test]
+    fn pytest_frames_and_its_marked_exception_are_a_traceback() {
+        let log = "/x/flashinfer/__init__.py:17: in <module>\n    from .jit import gen\n/x/flashinfer/jit/env.py:24: in _workspace\n    flags = _arch_flags()\nE   IndexError: list index out of range\n";
+        let t = tbs(log);
+        assert_eq!(t.len(), 1);
+        let fns: Vec<_> = t[0].frames.iter().map(|f| f.function.as_str()).collect();
+        assert_eq!(fns, ["<module>", "_workspace"]);
+        assert_eq!(t[0].frames[0].code.as_deref(), Some("from .jit import gen"));
+        let ex = t[0].exception.as_ref().expect("exception found");
+        assert_eq!(ex.type_name, "IndexError");
+        assert_eq!(ex.line, 5);
+        // An `E` that opens a word is not pytest's marker.
+        assert_eq!(
+            without_pytest_marker("Error: it failed"),
+            "Error: it failed"
+        );
+        assert_eq!(
+            without_pytest_marker("E       ValueError: x"),
+            "ValueError: x"
+        );
+    }
+
+    #[test]
+    fn a_chained_traceback_whose_header_a_wrapper_replaced_stays_chained() {
+        // Ray prints `ray::Actor.method()` where the chained traceback's header would be.
+        let log = "Traceback (most recent call last):\n  File \"/x/a.py\", line 1, in cb\n    g[i]\nIndexError: tuple index out of range\n\nThe above exception was the direct cause of the following exception:\n\nray::Actor.init() (pid=1)\n  File \"/x/cuda.py\", line 9, in set_device\n    init()\ntorch.cuda.DeferredCudaCallError: CUDA call failed lazily at initialization\n";
+        let t = tbs(log);
+        assert_eq!(t.len(), 2);
+        assert_eq!(t[1].chained_from, Some(0));
+        assert!(t[1].direct_cause);
+        assert_eq!(t[1].frames[0].function, "set_device");
+        // `During handling ...` chains too, but is no deliberate wrap.
+        let log = log.replace(
+            "The above exception was the direct cause of the following exception:",
+            "During handling of the above exception, another exception occurred:",
+        );
+        let t = tbs(&log);
+        assert_eq!(t[1].chained_from, Some(0));
+        assert!(!t[1].direct_cause);
     }
 
     #[test]

@@ -427,6 +427,32 @@ mod tests {
     }
 
     #[test]
+    fn a_deliberate_wrap_that_names_the_operation_is_the_failure() {
+        let log = "Traceback (most recent call last):\n  File \"/x/random.py\", line 126, in cb\n    g = default_generators[i]\nIndexError: tuple index out of range\n\nThe above exception was the direct cause of the following exception:\n\nTraceback (most recent call last):\n  File \"/x/cuda/__init__.py\", line 338, in _lazy_init\n    raise DeferredCudaCallError(msg) from e\ntorch.cuda.DeferredCudaCallError: CUDA call failed lazily at initialization with error: tuple index out of range\n";
+        let fl = facts_of(log).failure.expect("a failure");
+        assert_eq!(fl.class, FailureClass::CudaRuntimeError);
+        assert_eq!(fl.line, 11);
+        // Raised while handling the first, the second error is not its wrap: the first stays.
+        let handled = log.replace(
+            "The above exception was the direct cause of the following exception:",
+            "During handling of the above exception, another exception occurred:",
+        );
+        let fl = facts_of(&handled).failure.expect("a failure");
+        assert_eq!((fl.class, fl.line), (FailureClass::PythonError, 4));
+    }
+
+    #[test]
+    fn a_signal_that_lost_the_class_does_not_name_the_phase() {
+        // The communicator's name is in the line, but the fault is an illegal address.
+        let f = facts_of(
+            "[rank4]:[E402 16:49:38.988158820 ProcessGroupNCCL.cpp:1515] [PG 97 Rank 0] Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered\n",
+        );
+        let fl = f.failure.as_ref().expect("a failure");
+        assert_eq!(fl.class, FailureClass::IllegalMemoryAccess);
+        assert_ne!(fl.phase, Phase::CommInit);
+    }
+
+    #[test]
     fn a_sentence_quoting_an_error_yields_to_the_log_it_narrates() {
         let f = facts_of(
             "After the upgrade and a normal launch, the first decode replay fails with `HSA_STATUS_ERROR_EXCEPTION: An HSAIL operation resulted in a hardware exception. code: 0x1016`, killing all schedulers.\n\

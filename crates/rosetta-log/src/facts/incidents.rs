@@ -36,7 +36,7 @@ pub(super) fn names_failure(voc: &Vocabulary, msg: &str) -> bool {
 /// Incidents from tracebacks and from error lines outside them.
 pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback]) -> Vec<Incident> {
     let sig = voc;
-    let mut out = Vec::new();
+    let mut out: Vec<Incident> = Vec::new();
     // Time estimate per record: the last timestamp seen in the same source.
     let mut last_time: HashMap<usize, (f64, String)> = HashMap::new();
     let mut times: Vec<Option<(f64, String)>> = Vec::with_capacity(records.len());
@@ -219,6 +219,24 @@ pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback])
             .and_then(|t| t.exception.as_ref())
         {
             inc.cause_of = Some(format!("{}: {}", prev.type_name, prev.message));
+        }
+        // A deliberate wrap (`raise DeferredCudaCallError(...) from e`) that names what the
+        // program was doing (CUDA's lazy initialisation) around a bare Python error (an
+        // index out of range) is the failure; the inner error is its detail.
+        if let Some(inner) = tb
+            .chained_from
+            .filter(|_| tb.direct_cause)
+            .and_then(|i| out.get_mut(i))
+        {
+            let generic_inner =
+                inner.class == FailureClass::PythonError && inner.signals.is_empty();
+            if generic_inner
+                && inc.class != FailureClass::PythonError
+                && inc.role == Role::Root
+                && inc.strength > inner.strength
+            {
+                inner.role = Role::Weak;
+            }
         }
         if let Some((t, tt)) = time_at(tb.source, tb.start_line) {
             inc.time = Some(t);
@@ -532,7 +550,8 @@ pub(super) fn classify(
     let mut best_cascade: Option<(u8, usize, usize)> = None;
     // The first strong synchronous root, for an asynchronous fault reported after it.
     let mut first_sync_root: Option<(u8, usize, usize)> = None;
-    let mut phase: Option<(u8, Phase)> = None;
+    // Phases the signals imply: (strength, phase, the class the signal names, hint only).
+    let mut phases: Vec<(u8, Phase, FailureClass, bool)> = Vec::new();
     for (ti, t) in texts.iter().enumerate() {
         if t.contains("asynchronously reported") {
             inc.asynchronous = true;
@@ -549,9 +568,7 @@ pub(super) fn classify(
             }
             inc.asynchronous |= sg.asynchronous;
             if let Some(p) = sg.phase {
-                if phase.is_none_or(|(st, _)| sg.strength > st) {
-                    phase = Some((sg.strength, p));
-                }
+                phases.push((sg.strength, p, sg.class, sg.strength < 5));
             }
             // Strength-1 rows only hint at the phase; they never name the class.
             if sg.strength < 5 {
@@ -583,13 +600,24 @@ pub(super) fn classify(
             best_root = Some(first);
         }
     }
-    inc.phase_hint = phase.map(|(_, p)| p);
     let chosen = match (best_root, best_cascade) {
         (Some(r), _) if r.0 >= 5 => Some((r, sig.signals[r.1].role)),
         (_, Some(c)) => Some((c, Role::Cascade)),
         (Some(r), None) => Some((r, sig.signals[r.1].role)),
         (None, None) => None,
     };
+    // A signal that lost the class to another says nothing of the phase: the NCCL watchdog
+    // reporting an illegal address (`ProcessGroupNCCL ... CUDA error`) names a communicator,
+    // not the step that faulted. Hint-only rows always speak.
+    let class = chosen.map(|((_, s, _), _)| sig.signals[s].class);
+    inc.phase_hint = phases
+        .iter()
+        .filter(|(_, _, c, hint)| *hint || class.is_none_or(|k| k == *c))
+        .fold(None::<(u8, Phase)>, |best, &(st, p, _, _)| match best {
+            Some((b, _)) if b >= st => best,
+            _ => Some((st, p)),
+        })
+        .map(|(_, p)| p);
     if let Some(((strength, s, ti), role)) = chosen {
         inc.class = sig.signals[s].class;
         inc.strength = strength;
