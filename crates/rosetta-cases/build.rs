@@ -2,7 +2,9 @@
 //! `corpus/cases/` (not `../shared/cases`, the evaluation set) is read with
 //! `rosetta-log` exactly as `diagnose` reads a user's log, and only its labels
 //! and signature (the masked failure block) are kept, as JSON, deflated.
-//! Whole logs are never embedded.
+//! Whole logs are never embedded. Beside it, each signature's term counts
+//! (what `vector.rs` makes of it with the default features), so that a start
+//! does not tokenise the whole library again (`vector::pack_counts`).
 
 #[path = "src/case.rs"]
 #[allow(dead_code)]
@@ -10,6 +12,9 @@ mod case;
 #[path = "src/signature.rs"]
 #[allow(dead_code)]
 mod signature;
+#[path = "src/vector.rs"]
+#[allow(dead_code)]
+mod vector;
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -21,6 +26,7 @@ fn main() {
     println!("cargo:rerun-if-changed={}", root.display());
     println!("cargo:rerun-if-changed=src/signature.rs");
     println!("cargo:rerun-if-changed=src/case.rs");
+    println!("cargo:rerun-if-changed=src/vector.rs");
     let dirs = case::case_dirs(&root)
         .unwrap_or_else(|e| panic!("cannot read the case corpus {}: {e}", root.display()));
     let mut cases = Vec::new();
@@ -61,4 +67,13 @@ fn main() {
     let packed = z.finish().expect("deflate into memory");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     std::fs::write(out.join("library.json.deflate"), packed).expect("write the case library");
+    let counts: Vec<_> = cases
+        .iter()
+        .map(|c| vector::counts(&c.signature(), vector::Features::default()))
+        .collect();
+    let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+    z.write_all(&vector::pack_counts(&counts))
+        .expect("deflate into memory");
+    let packed = z.finish().expect("deflate into memory");
+    std::fs::write(out.join("terms.bin.deflate"), packed).expect("write the term counts");
 }

@@ -59,8 +59,10 @@ fn read(kb: &KnowledgeBase, gpus: &[&str], log: &Path) -> (LogFacts, LogFacts, V
 }
 
 fn library(queries: &[Query], scope: Scope, f: Features) -> Library {
+    // As `build.rs`: a case whose log yields no signature is not in the library.
     let cases = queries
         .iter()
+        .filter(|q| !signature::of_scope(&q.plain, scope).is_empty())
         .map(|q| Case {
             id: q.id.clone(),
             labels: q.labels.clone(),
@@ -346,6 +348,37 @@ fn main() {
         }
         (a1, a3, n)
     };
+    // `MEASURE_DUMP=FILE`: each case's rules and cases rankings (leave one batch
+    // out), in the format of `scripts/blend-heldout collect`, to replay other
+    // blend policies on the same data.
+    if let Ok(path) = std::env::var("MEASURE_DUMP") {
+        let rank = |v: &[Hypothesis]| {
+            v.iter()
+                .map(|h| {
+                    serde_json::json!([h.cause.to_string(), h.confidence, !h.evidence.is_empty()])
+                })
+                .collect::<Vec<_>>()
+        };
+        let mut out = serde_json::Map::new();
+        for (q, h) in queries.iter().zip(&hits) {
+            let mut cases = q.rules.clone();
+            blend::blend(&mut cases, h, Mode::Cases, &Tuning::default());
+            let mut ok = vec![q.labels.cause.to_string()];
+            ok.extend(q.labels.also.iter().map(|c| c.to_string()));
+            out.insert(
+                q.id.clone(),
+                serde_json::json!({
+                    "ok": ok,
+                    "batch": q.batch,
+                    "rules": rank(&q.rules),
+                    "cases": rank(&cases),
+                    "near": h.first().map(|x| x.score),
+                }),
+            );
+        }
+        std::fs::write(&path, serde_json::Value::Object(out).to_string()).unwrap();
+        println!("dumped {} cases to {path}", queries.len());
+    }
     // The share of the cases when no rule cites a line (bare: only the class's prior ranks).
     let bare = |q: &Query| q.rules.iter().all(|h| h.evidence.is_empty());
     println!(

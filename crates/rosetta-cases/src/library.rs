@@ -6,13 +6,15 @@
 
 use crate::case::{self, Case};
 use crate::signature::{self, Signature};
-use crate::vector::{Features, Index};
+use crate::vector::{self, Counts, Features, Index};
 use crate::CasesError;
 use std::io::Read as _;
 use std::path::Path;
 use std::sync::OnceLock;
 
 const EMBEDDED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/library.json.deflate"));
+/// The term counts of the embedded cases' signatures (default features), in case order.
+const EMBEDDED_TERMS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/terms.bin.deflate"));
 
 /// A case found similar to a log.
 #[derive(Debug, Clone, Copy)]
@@ -27,6 +29,10 @@ pub struct Hit<'a> {
 #[derive(Debug)]
 pub struct Library {
     cases: Vec<Case>,
+    /// Each case's term counts with the default features, when known
+    /// (computed by `build.rs` for the embedded cases); `None` after a change
+    /// that they do not follow.
+    counts: Option<Vec<Counts>>,
     features: Features,
     index: OnceLock<Index>,
 }
@@ -34,19 +40,27 @@ pub struct Library {
 impl Library {
     /// The library compiled into the binary.
     pub fn embedded() -> Result<Library, CasesError> {
-        let mut json = Vec::new();
-        flate2::read::DeflateDecoder::new(EMBEDDED)
-            .read_to_end(&mut json)
+        let inflate = |bytes: &[u8]| {
+            let mut out = Vec::new();
+            flate2::read::DeflateDecoder::new(bytes)
+                .read_to_end(&mut out)
+                .map_err(|e| CasesError::Embedded(e.to_string()))?;
+            Ok::<_, CasesError>(out)
+        };
+        let cases: Vec<Case> = serde_json::from_slice(&inflate(EMBEDDED)?)
             .map_err(|e| CasesError::Embedded(e.to_string()))?;
-        let cases: Vec<Case> =
-            serde_json::from_slice(&json).map_err(|e| CasesError::Embedded(e.to_string()))?;
-        Ok(Library::from_cases(cases))
+        let counts = vector::unpack_counts(&inflate(EMBEDDED_TERMS)?, cases.len())
+            .ok_or_else(|| CasesError::Embedded("the term counts do not fit the cases".into()))?;
+        let mut lib = Library::from_cases(cases);
+        lib.counts = Some(counts);
+        Ok(lib)
     }
 
     /// A library of these cases.
     pub fn from_cases(cases: Vec<Case>) -> Library {
         Library {
             cases,
+            counts: None,
             features: Features::default(),
             index: OnceLock::new(),
         }
@@ -108,6 +122,7 @@ impl Library {
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
             self.cases.retain(|c| c.id != id);
+            self.counts = None;
             self.cases.push(Case {
                 id,
                 labels,
@@ -123,8 +138,12 @@ impl Library {
     /// one of `names`; returns how many left.
     pub fn exclude(&mut self, names: &[&str]) -> usize {
         let before = self.cases.len();
-        self.cases
-            .retain(|c| !names.iter().any(|n| *n == c.batch() || *n == c.id));
+        let keep = |c: &Case| !names.iter().any(|n| *n == c.batch() || *n == c.id);
+        if let Some(counts) = &mut self.counts {
+            let mut kept = self.cases.iter().map(keep);
+            counts.retain(|_| kept.next().unwrap_or(false));
+        }
+        self.cases.retain(keep);
         self.index = OnceLock::new();
         before - self.cases.len()
     }
@@ -135,9 +154,14 @@ impl Library {
     }
 
     fn index(&self) -> &Index {
-        self.index.get_or_init(|| {
-            let sigs: Vec<Signature> = self.cases.iter().map(Case::signature).collect();
-            Index::build(&sigs, self.features)
+        self.index.get_or_init(|| match &self.counts {
+            Some(counts) if self.features == Features::default() => {
+                Index::from_counts(counts, self.features)
+            }
+            _ => {
+                let sigs: Vec<Signature> = self.cases.iter().map(Case::signature).collect();
+                Index::build(&sigs, self.features)
+            }
         })
     }
 
@@ -179,6 +203,55 @@ mod tests {
                 .all(|c| !c.sig.is_empty() && c.labels.source.starts_with("http")
                     || c.batch() == "h2")
         );
+    }
+
+    #[test]
+    fn the_embedded_term_counts_are_what_the_signatures_give_now() {
+        let lib = Library::embedded().unwrap();
+        let counts = lib.counts.as_ref().unwrap();
+        assert_eq!(counts.len(), lib.cases().len());
+        for (c, n) in lib.cases().iter().zip(counts) {
+            assert_eq!(
+                *n,
+                vector::counts(&c.signature(), Features::default()),
+                "{}",
+                c.id
+            );
+        }
+        // And the index built from them ranks as one built from the signatures.
+        let mut fresh = Library::from_cases(lib.cases().to_vec());
+        fresh.exclude(&["rx"]);
+        let mut packed = Library::embedded().unwrap();
+        packed.exclude(&["rx"]);
+        for q in lib.cases().iter().filter(|c| c.batch() == "rx").take(10) {
+            let a: Vec<_> = fresh
+                .search(&q.signature())
+                .iter()
+                .take(5)
+                .map(|h| (h.case.id.clone(), h.score))
+                .collect();
+            let b: Vec<_> = packed
+                .search(&q.signature())
+                .iter()
+                .take(5)
+                .map(|h| (h.case.id.clone(), h.score))
+                .collect();
+            assert_eq!(a, b, "{}", q.id);
+            assert!(!a.is_empty());
+        }
+    }
+
+    #[test]
+    fn term_counts_survive_packing_and_bad_bytes_are_refused() {
+        let docs = vec![vec![(1, 2), (7, 1)], vec![], vec![(3, 4)]];
+        let bytes = vector::pack_counts(&docs);
+        assert_eq!(vector::unpack_counts(&bytes, 3), Some(docs));
+        assert_eq!(vector::unpack_counts(&bytes, 2), None);
+        assert_eq!(vector::unpack_counts(&bytes[..bytes.len() - 1], 3), None);
+        let mut unsorted = vector::pack_counts(&[vec![(7, 1), (1, 2)]]);
+        assert_eq!(vector::unpack_counts(&unsorted, 1), None);
+        unsorted.truncate(0);
+        assert_eq!(vector::unpack_counts(&[255, 255, 255, 255], 1), None);
     }
 
     #[test]

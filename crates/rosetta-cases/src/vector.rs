@@ -174,7 +174,10 @@ fn term_id(pieces: &[&str]) -> u64 {
 }
 
 /// Term ids with their counts, sorted by id.
-fn counts(sig: &Signature, f: Features) -> Vec<(u64, u32)> {
+pub type Counts = Vec<(u64, u32)>;
+
+/// Term ids with their counts, sorted by id.
+pub fn counts(sig: &Signature, f: Features) -> Counts {
     let mut ids: Vec<u64> = Vec::new();
     each_term(sig, f, &mut |pieces| ids.push(term_id(pieces)));
     ids.sort_unstable();
@@ -186,6 +189,49 @@ fn counts(sig: &Signature, f: Features) -> Vec<(u64, u32)> {
         }
     }
     out
+}
+
+/// The term counts of several documents as bytes, for `build.rs` to embed:
+/// per document a little-endian `u32` count of terms, then each term's `u64`
+/// id and `u32` count.
+pub fn pack_counts(docs: &[Counts]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for doc in docs {
+        out.extend_from_slice(&(doc.len() as u32).to_le_bytes());
+        for &(id, c) in doc {
+            out.extend_from_slice(&id.to_le_bytes());
+            out.extend_from_slice(&c.to_le_bytes());
+        }
+    }
+    out
+}
+
+/// What [`pack_counts`] packed, or `None` when the bytes are not such a list
+/// of exactly `docs` documents with ids in increasing order.
+pub fn unpack_counts(mut bytes: &[u8], docs: usize) -> Option<Vec<Counts>> {
+    fn take<const N: usize>(b: &mut &[u8]) -> Option<[u8; N]> {
+        let (head, rest) = b.split_first_chunk::<N>()?;
+        *b = rest;
+        Some(*head)
+    }
+    let mut out = Vec::with_capacity(docs);
+    while !bytes.is_empty() {
+        let n = u32::from_le_bytes(take::<4>(&mut bytes)?) as usize;
+        if n > bytes.len() / 12 {
+            return None;
+        }
+        let mut doc: Counts = Vec::with_capacity(n);
+        for _ in 0..n {
+            let id = u64::from_le_bytes(take::<8>(&mut bytes)?);
+            let c = u32::from_le_bytes(take::<4>(&mut bytes)?);
+            if doc.last().is_some_and(|&(last, _)| last >= id) || c == 0 {
+                return None;
+            }
+            doc.push((id, c));
+        }
+        out.push(doc);
+    }
+    (out.len() == docs).then_some(out)
 }
 
 /// A sparse unit vector: (term id, weight), sorted by term id.
@@ -216,20 +262,41 @@ impl Index {
             ix.templates = sigs.iter().map(|s| template_set(s, f)).collect();
             return ix;
         }
-        let per_doc: Vec<Vec<(u64, u32)>> = sigs.iter().map(|s| counts(s, f)).collect();
-        let n = sigs.len() as f32;
-        ix.idf = (0..=sigs.len())
+        let per_doc: Vec<Counts> = sigs.iter().map(|s| counts(s, f)).collect();
+        ix.weigh(&per_doc);
+        ix
+    }
+
+    /// Builds the index of documents whose term counts (with features `f`) are known.
+    pub fn from_counts(per_doc: &[Counts], f: Features) -> Index {
+        let mut ix = Index {
+            features: Some(f),
+            n: per_doc.len(),
+            ..Index::default()
+        };
+        if f.template_jaccard {
+            // Jaccard needs the templates, not the counts.
+            return ix;
+        }
+        ix.weigh(per_doc);
+        ix
+    }
+
+    /// Document frequencies, inverse document frequencies and unit vectors.
+    fn weigh(&mut self, per_doc: &[Counts]) {
+        let ix = self;
+        let n = per_doc.len() as f32;
+        ix.idf = (0..=per_doc.len())
             .map(|df| ((1.0 + n) / (1.0 + df as f32)).ln() + 1.0)
             .collect();
         ix.df
             .reserve(per_doc.iter().map(Vec::len).sum::<usize>() / 2);
-        for doc in &per_doc {
+        for doc in per_doc {
             for (id, _) in doc {
                 *ix.df.entry(*id).or_default() += 1;
             }
         }
         ix.docs = per_doc.iter().map(|d| ix.vector(d)).collect();
-        ix
     }
 
     /// Documents in the index.
