@@ -227,12 +227,38 @@ fn by_frames(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Phase, S
             }
             _ => {}
         }
+        // A call that does not fit the callee's signature fails the first time it runs,
+        // whatever the input: the first token's pass.
+        if inc
+            .exception
+            .as_ref()
+            .is_some_and(|e| e.type_name.ends_with("TypeError") && call_signature_error(&e.message))
+        {
+            return Some((
+                Phase::Prefill,
+                format!("the traceback is in {func}, and a call that does not fit its function's signature fails on the first token"),
+            ));
+        }
         return Some((
             Phase::Unknown,
             format!("the traceback is in {func}, which runs for the first token (prefill) and every later one (decode)"),
         ));
     }
     None
+}
+
+/// Python's `TypeError` for a call whose arguments do not fit the function's signature.
+fn call_signature_error(msg: &str) -> bool {
+    [
+        "got an unexpected keyword argument",
+        "got multiple values for",
+        "required positional argument",
+        "required keyword-only argument",
+        "positional arguments but",
+        "positional argument but",
+    ]
+    .iter()
+    .any(|w| msg.contains(w))
 }
 
 /// A traceback cut short ends on a frame whose code calls the step that was running.
@@ -628,6 +654,26 @@ mod tests {
 
     fn phase(text: &str) -> Phase {
         facts_of(text).failure.expect("a failure").phase
+    }
+
+    #[test]
+    fn a_call_that_does_not_fit_its_signature_in_sampling_fails_on_the_first_token() {
+        let tb = |msg: &str| {
+            format!("Traceback (most recent call last):\n  File \"/x/transformers/generation/utils.py\", line 3254, in _sample\n    outputs = self(**model_inputs)\n  File \"/x/torch/nn/modules/module.py\", line 1747, in _call_impl\n    return forward_call(*args, **kwargs)\n{msg}\n")
+        };
+        assert_eq!(
+            phase(&tb(
+                "TypeError: lce_forward() got an unexpected keyword argument 'cache_position'"
+            )),
+            Phase::Prefill
+        );
+        // Another error in the same frames may come from any token's input.
+        assert_eq!(
+            phase(&tb(
+                "TypeError: unsupported operand type(s) for +: 'NoneType' and 'int'"
+            )),
+            Phase::Unknown
+        );
     }
 
     #[test]
