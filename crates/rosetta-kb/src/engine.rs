@@ -479,10 +479,6 @@ impl<'a> Context<'a> {
                     || f.is_some_and(|f| f.exception.is_some()),
                 vec![],
             ),
-            Fact::Traceback => (
-                log.failure_incident().is_some_and(|i| !i.frames.is_empty()),
-                vec![],
-            ),
             Fact::Serving => {
                 let Some(f) = f else { return (false, vec![]) };
                 let started = log.milestones.iter().any(|m| {

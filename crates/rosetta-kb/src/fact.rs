@@ -19,9 +19,6 @@ pub enum Fact {
     /// CUDA graphs are on.
     #[serde(rename = "cuda-graph-on")]
     CudaGraphOn,
-    /// The failure has a Python traceback.
-    #[serde(rename = "traceback")]
-    Traceback,
     /// The failure names an exception type.
     #[serde(rename = "exception")]
     Exception,
@@ -59,11 +56,10 @@ pub enum Fact {
 
 impl Fact {
     /// Every fact, in the order the docs list them.
-    pub const ALL: [Fact; 15] = [
+    pub const ALL: [Fact; 14] = [
         Fact::PositionOverflow,
         Fact::MultiRank,
         Fact::CudaGraphOn,
-        Fact::Traceback,
         Fact::Exception,
         Fact::Serving,
         Fact::NewArch,
@@ -114,7 +110,6 @@ impl Fact {
                 "CUDA graphs are on (not disabled, not eager)",
                 false,
             ),
-            Fact::Traceback => ("traceback", "the failure has a Python traceback", true),
             Fact::Exception => (
                 "exception",
                 "the failure names an exception type (`ValueError: ...`), not a bare error line",
