@@ -231,6 +231,20 @@ struct StreamState {
     other_thread: bool,
 }
 
+impl StreamState {
+    /// The traceback a chain's marker (`During handling of the above exception, ...`) left
+    /// pending, which the next one continues, and whether the marker named a direct cause
+    /// (`raise ... from e`); the marker is used up.
+    fn take_chain(&mut self) -> (Option<usize>, bool) {
+        let from = if std::mem::take(&mut self.chain_pending) {
+            self.last
+        } else {
+            None
+        };
+        (from, from.is_some() && self.chain_direct)
+    }
+}
+
 /// An exception line that carries another process's error, whose traceback follows it with no
 /// header of its own: Ray's `ray.exceptions.RayTaskError(ValueError): ray::Actor.method() ...`.
 fn carries_remote_traceback(ex: &Exception) -> bool {
@@ -290,10 +304,9 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
         st.last_len = rec.text.len();
         if msg.contains("Traceback (most recent call last)") {
             finish(st, &mut out);
-            let chained_from = if st.chain_pending { st.last } else { None };
-            st.chain_pending = false;
+            let (chained_from, direct) = st.take_chain();
             let mut t = Traceback::start(rec, &key.1, chained_from);
-            t.direct_cause = chained_from.is_some() && st.chain_direct;
+            t.direct_cause = direct;
             st.current = Some(t);
             continue;
         }
@@ -409,12 +422,7 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
             // A frame with no header before it (a paste that starts mid-traceback, a native
             // backtrace). After a chain's marker it is the chained error's traceback, whose
             // header a wrapper replaced (Ray prints `ray::Actor.method()` there).
-            let chained_from = if std::mem::take(&mut st.chain_pending) {
-                st.last
-            } else {
-                None
-            };
-            let direct = chained_from.is_some() && st.chain_direct;
+            let (chained_from, direct) = st.take_chain();
             let tb = st.current.get_or_insert_with(|| {
                 let mut t = Traceback::start(rec, &key.1, chained_from);
                 t.direct_cause = direct;
