@@ -223,20 +223,16 @@ mod tests {
         fresh.exclude(&["rx"]);
         let mut packed = Library::embedded().unwrap();
         packed.exclude(&["rx"]);
+        let top = |lib: &Library, q: &Case| -> Vec<(String, f32)> {
+            let hits = lib.search(&q.signature());
+            hits.iter()
+                .take(5)
+                .map(|h| (h.case.id.clone(), h.score))
+                .collect()
+        };
         for q in lib.cases().iter().filter(|c| c.batch() == "rx").take(10) {
-            let a: Vec<_> = fresh
-                .search(&q.signature())
-                .iter()
-                .take(5)
-                .map(|h| (h.case.id.clone(), h.score))
-                .collect();
-            let b: Vec<_> = packed
-                .search(&q.signature())
-                .iter()
-                .take(5)
-                .map(|h| (h.case.id.clone(), h.score))
-                .collect();
-            assert_eq!(a, b, "{}", q.id);
+            let a = top(&fresh, q);
+            assert_eq!(a, top(&packed, q), "{}", q.id);
             assert!(!a.is_empty());
         }
     }

@@ -253,31 +253,27 @@ pub struct Index {
 impl Index {
     /// Builds the index of `sigs`.
     pub fn build(sigs: &[Signature], f: Features) -> Index {
-        let mut ix = Index {
-            features: Some(f),
-            n: sigs.len(),
-            ..Index::default()
-        };
         if f.template_jaccard {
-            ix.templates = sigs.iter().map(|s| template_set(s, f)).collect();
-            return ix;
+            return Index {
+                features: Some(f),
+                n: sigs.len(),
+                templates: sigs.iter().map(|s| template_set(s, f)).collect(),
+                ..Index::default()
+            };
         }
         let per_doc: Vec<Counts> = sigs.iter().map(|s| counts(s, f)).collect();
-        ix.weigh(&per_doc);
-        ix
+        Index::from_counts(&per_doc, f)
     }
 
-    /// Builds the index of documents whose term counts (with features `f`) are known.
+    /// Builds the TF-IDF index of documents whose term counts (with features `f`) are
+    /// known. Jaccard scoring needs the templates: use [`Index::build`] for it.
     pub fn from_counts(per_doc: &[Counts], f: Features) -> Index {
+        debug_assert!(!f.template_jaccard, "Jaccard scoring needs the signatures");
         let mut ix = Index {
             features: Some(f),
             n: per_doc.len(),
             ..Index::default()
         };
-        if f.template_jaccard {
-            // Jaccard needs the templates, not the counts.
-            return ix;
-        }
         ix.weigh(per_doc);
         ix
     }
