@@ -29,9 +29,9 @@ pub struct Hit<'a> {
 #[derive(Debug)]
 pub struct Library {
     cases: Vec<Case>,
-    /// Each case's term counts with the default features, when known
-    /// (computed by `build.rs` for the embedded cases); `None` after a change
-    /// that they do not follow.
+    /// Each case's term counts with the default features, in case order, when
+    /// known: computed by `build.rs` for the embedded cases, by `add_dir` for
+    /// the cases it adds; `None` for a library made from cases.
     counts: Option<Vec<Counts>>,
     features: Features,
     index: OnceLock<Index>,
@@ -121,13 +121,22 @@ impl Library {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            self.cases.retain(|c| c.id != id);
-            self.counts = None;
-            self.cases.push(Case {
-                id,
-                labels,
-                sig: sig.to_text(),
-            });
+            // A case of the same id is replaced; the embedded counts follow, and only the
+            // added case is tokenised (from its text form, as `build.rs` does).
+            if let Some(i) = self.cases.iter().position(|c| c.id == id) {
+                self.cases.remove(i);
+                if let Some(counts) = &mut self.counts {
+                    counts.remove(i);
+                }
+            }
+            let sig = sig.to_text();
+            if let Some(counts) = &mut self.counts {
+                counts.push(vector::counts(
+                    &Signature::from_text(&sig),
+                    Features::default(),
+                ));
+            }
+            self.cases.push(Case { id, labels, sig });
             n += 1;
         }
         self.index = OnceLock::new();
@@ -187,6 +196,21 @@ impl Library {
 mod tests {
     use super::*;
 
+    /// The library's term counts are there, one per case, and equal what each
+    /// case's signature gives now.
+    fn assert_counts_follow_signatures(lib: &Library) {
+        let counts = lib.counts.as_ref().expect("the term counts are kept");
+        assert_eq!(counts.len(), lib.cases().len());
+        for (c, n) in lib.cases().iter().zip(counts) {
+            assert_eq!(
+                *n,
+                vector::counts(&c.signature(), Features::default()),
+                "{}",
+                c.id
+            );
+        }
+    }
+
     #[test]
     fn the_embedded_library_loads_and_holds_every_batch() {
         let lib = Library::embedded().unwrap();
@@ -208,16 +232,7 @@ mod tests {
     #[test]
     fn the_embedded_term_counts_are_what_the_signatures_give_now() {
         let lib = Library::embedded().unwrap();
-        let counts = lib.counts.as_ref().unwrap();
-        assert_eq!(counts.len(), lib.cases().len());
-        for (c, n) in lib.cases().iter().zip(counts) {
-            assert_eq!(
-                *n,
-                vector::counts(&c.signature(), Features::default()),
-                "{}",
-                c.id
-            );
-        }
+        assert_counts_follow_signatures(&lib);
         // And the index built from them ranks as one built from the signatures.
         let mut fresh = Library::from_cases(lib.cases().to_vec());
         fresh.exclude(&["rx"]);
@@ -235,6 +250,47 @@ mod tests {
             assert_eq!(a, top(&packed, q), "{}", q.id);
             assert!(!a.is_empty());
         }
+    }
+
+    #[test]
+    fn added_cases_keep_the_embedded_counts_and_rank_as_a_fresh_library() {
+        let dir = tempfile::tempdir().unwrap();
+        let embedded = Library::embedded().unwrap();
+        // One new case, and one that replaces an embedded case of the same id.
+        let replaced = embedded.cases()[3].id.clone();
+        for (id, log) in [
+            ("team-001", "Traceback (most recent call last):\n  File \"/x/serve.py\", line 3, in run\n    x.cuda()\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"),
+            (replaced.as_str(), "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"),
+        ] {
+            let d = dir.path().join(id);
+            std::fs::create_dir(&d).unwrap();
+            std::fs::write(d.join("log.txt"), log).unwrap();
+            std::fs::write(
+                d.join("expect.toml"),
+                "source = \"team\"\nclass = \"gpu-oom\"\nphase = \"decode\"\ncause = \"memory-budget\"\n",
+            )
+            .unwrap();
+        }
+        let mut lib = Library::embedded().unwrap();
+        assert_eq!(lib.add_dir(dir.path()).unwrap(), 2);
+        assert_eq!(lib.cases().len(), embedded.cases().len() + 1);
+        assert_counts_follow_signatures(&lib);
+        let fresh = Library::from_cases(lib.cases().to_vec());
+        let q = lib
+            .cases()
+            .iter()
+            .find(|c| c.id == "team-001")
+            .unwrap()
+            .signature();
+        let ids = |l: &Library| -> Vec<String> {
+            l.search(&q)
+                .iter()
+                .take(3)
+                .map(|h| h.case.id.clone())
+                .collect()
+        };
+        assert_eq!(ids(&lib)[0], "team-001");
+        assert_eq!(ids(&lib), ids(&fresh));
     }
 
     #[test]
