@@ -9,7 +9,7 @@ use crate::rule::{Kind, Rule};
 use crate::tables::{GpuTable, ModelTypeTable};
 use crate::KnowledgeBase;
 use pep440_rs::Version;
-use regex::{Captures, Regex};
+use rosetta_log::lazy::Captures;
 use rosetta_log::lazy::LazyRegex;
 use rosetta_log::scan::Record;
 use rosetta_log::LogFacts;
@@ -658,8 +658,8 @@ impl<'a> Context<'a> {
         let mut ev: Vec<Evidence> = Vec::new();
         let mut vars: HashMap<String, String> = HashMap::new();
         let mut scale = 1.0;
-        let take = |c: &Captures, re: &Regex, vars: &mut HashMap<String, String>| {
-            for name in re.capture_names().flatten() {
+        let take = |c: &Captures, re: &LazyRegex, vars: &mut HashMap<String, String>| {
+            for name in re.capture_names().into_iter().flatten() {
                 if let Some(m) = c.name(name) {
                     vars.entry(name.to_string())
                         .or_insert_with(|| m.as_str().to_string());

@@ -10,23 +10,56 @@
 //! debug assertion).
 
 use regex::{Regex, RegexSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
+use std::time::Instant;
 
 /// A regex compiled on first use, behind a literal prefilter: until it is
 /// compiled, a text that holds none of the literals every match must contain
 /// (`needles`, looked for ignoring ASCII case) is answered "no match" without
-/// compiling it. Derefs to `Regex`; its inherent `is_match`, `find`,
-/// `captures`, `find_iter` and `captures_iter` take the prefilter first.
+/// compiling it.
+///
+/// Compiled in two tiers. First with `regex-lite`, which compiles a pattern in
+/// microseconds where `regex` takes a third of a millisecond (its literal
+/// optimisations, its DFAs), and searches slower. A run touches a few hundred
+/// patterns on a handful of lines each, so the first tier is nearly always the
+/// last. Once a regex has spent `PROMOTE_AFTER` searching (a big log, a
+/// pattern on every line), about what compiling it with `regex` costs, it is
+/// compiled again with `regex` and searches fast from then on: never more than
+/// about twice the time of the better choice made in hindsight. Both tiers match alike on what they are given: the first gets the
+/// pattern as written (`regex-lite`'s classes and word boundaries are ASCII),
+/// the second gets it with its Perl classes made ASCII (`ascii_classes`); a
+/// property test holds them to the same matches. A pattern `regex-lite` does
+/// not take (a Unicode class) goes to `regex` at once.
 ///
 /// Perl classes (`\d`, `\w`, `\s`, their negations) and word boundaries are
-/// ASCII (`ascii_classes`): logs are ASCII where it matters, and a Unicode
-/// `\w{0,20}` costs a hundred times more to compile.
-#[derive(Clone)]
+/// ASCII: logs are ASCII where it matters, and a Unicode `\w{0,20}` costs a
+/// hundred times more to compile.
 pub struct LazyRegex {
     pattern: String,
+    lite: OnceLock<Option<regex_lite::Regex>>,
     re: OnceLock<Regex>,
+    /// Nanoseconds spent searching with the first tier so far.
+    spent: AtomicU64,
     /// `None` inside: no literal is required (or the caller prefilters).
     filter: OnceLock<Option<aho_corasick::AhoCorasick>>,
+}
+
+/// Time the first tier searches before the regex is compiled for speed: about
+/// what `regex` takes to compile one of the built-in patterns (the median is a
+/// third of a millisecond).
+pub const PROMOTE_AFTER: std::time::Duration = std::time::Duration::from_micros(300);
+
+impl Clone for LazyRegex {
+    fn clone(&self) -> LazyRegex {
+        LazyRegex {
+            pattern: self.pattern.clone(),
+            lite: self.lite.clone(),
+            re: self.re.clone(),
+            spent: AtomicU64::new(self.spent.load(Ordering::Relaxed)),
+            filter: self.filter.clone(),
+        }
+    }
 }
 
 impl std::fmt::Debug for LazyRegex {
@@ -39,7 +72,127 @@ fn never() -> Regex {
     Regex::new(r"[^\s\S]").expect("static pattern compiles")
 }
 
-static NEVER: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(never);
+/// The compiled tier a search runs on.
+enum Tier<'r> {
+    Lite(&'r regex_lite::Regex),
+    Full(&'r Regex),
+}
+
+/// One match of a `LazyRegex`: the same for both tiers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Match<'h> {
+    /// The matched text.
+    text: &'h str,
+    /// Its offset in the haystack.
+    start: usize,
+}
+
+impl<'h> Match<'h> {
+    /// The match's start offset in the haystack.
+    pub fn start(&self) -> usize {
+        self.start
+    }
+    /// The match's end offset in the haystack.
+    pub fn end(&self) -> usize {
+        self.start + self.text.len()
+    }
+    /// `start()..end()`.
+    pub fn range(&self) -> std::ops::Range<usize> {
+        self.start..self.end()
+    }
+    /// The matched text.
+    pub fn as_str(&self) -> &'h str {
+        self.text
+    }
+    /// Whether the match is empty.
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+    /// The matched text's length in bytes.
+    pub fn len(&self) -> usize {
+        self.text.len()
+    }
+}
+
+impl<'h> From<regex::Match<'h>> for Match<'h> {
+    fn from(m: regex::Match<'h>) -> Match<'h> {
+        Match {
+            text: m.as_str(),
+            start: m.start(),
+        }
+    }
+}
+
+impl<'h> From<regex_lite::Match<'h>> for Match<'h> {
+    fn from(m: regex_lite::Match<'h>) -> Match<'h> {
+        Match {
+            text: m.as_str(),
+            start: m.start(),
+        }
+    }
+}
+
+/// The capture groups of one match of a `LazyRegex`, from either tier.
+#[derive(Debug)]
+pub struct Captures<'h>(CapturesInner<'h>);
+
+#[derive(Debug)]
+enum CapturesInner<'h> {
+    Lite(regex_lite::Captures<'h>),
+    Full(regex::Captures<'h>),
+}
+
+impl<'h> Captures<'h> {
+    /// Group `i` (0 is the whole match), if it took part.
+    pub fn get(&self, i: usize) -> Option<Match<'h>> {
+        match &self.0 {
+            CapturesInner::Lite(c) => c.get(i).map(Match::from),
+            CapturesInner::Full(c) => c.get(i).map(Match::from),
+        }
+    }
+    /// The group named `name`, if it took part.
+    pub fn name(&self, name: &str) -> Option<Match<'h>> {
+        match &self.0 {
+            CapturesInner::Lite(c) => c.name(name).map(Match::from),
+            CapturesInner::Full(c) => c.name(name).map(Match::from),
+        }
+    }
+    /// The number of groups, the whole match included.
+    pub fn len(&self) -> usize {
+        match &self.0 {
+            CapturesInner::Lite(c) => c.len(),
+            CapturesInner::Full(c) => c.len(),
+        }
+    }
+    /// Every group in order, `None` for one that did not take part.
+    pub fn iter(&self) -> impl Iterator<Item = Option<Match<'h>>> + '_ {
+        (0..self.len()).map(|i| self.get(i))
+    }
+    /// Never: a match has at least its whole-match group.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+}
+
+/// `c[i]`: group `i`'s text; panics when the group did not take part (as `regex`'s).
+impl std::ops::Index<usize> for Captures<'_> {
+    type Output = str;
+    fn index(&self, i: usize) -> &str {
+        self.get(i)
+            .unwrap_or_else(|| panic!("no group at index '{i}'"))
+            .as_str()
+    }
+}
+
+/// `c["name"]`: the named group's text; panics when it did not take part.
+impl std::ops::Index<&str> for Captures<'_> {
+    type Output = str;
+    fn index(&self, name: &str) -> &str {
+        self.name(name)
+            .unwrap_or_else(|| panic!("no group named '{name}'"))
+            .as_str()
+    }
+}
 
 impl LazyRegex {
     /// Compiles now (for patterns from user files): the error is the caller's to report.
@@ -47,7 +200,9 @@ impl LazyRegex {
         let re = Regex::new(&ascii_classes(pattern))?;
         Ok(LazyRegex {
             pattern: pattern.to_string(),
+            lite: OnceLock::from(None),
             re: OnceLock::from(re),
+            spent: AtomicU64::new(0),
             filter: OnceLock::from(None),
         })
     }
@@ -56,7 +211,9 @@ impl LazyRegex {
     pub fn trusted(pattern: &str) -> LazyRegex {
         LazyRegex {
             pattern: pattern.to_string(),
+            lite: OnceLock::new(),
             re: OnceLock::new(),
+            spent: AtomicU64::new(0),
             filter: OnceLock::new(),
         }
     }
@@ -64,9 +221,8 @@ impl LazyRegex {
     /// Compiles on first use, with no prefilter of its own (the caller has one).
     pub fn prefiltered(pattern: &str) -> LazyRegex {
         LazyRegex {
-            pattern: pattern.to_string(),
-            re: OnceLock::new(),
             filter: OnceLock::from(None),
+            ..LazyRegex::trusted(pattern)
         }
     }
 
@@ -78,7 +234,6 @@ impl LazyRegex {
         }
         let filter = self.filter.get_or_init(|| {
             let words = crate::literals::needles(&self.pattern)?;
-            // A few needles, searched in a few lines: an NFA builds fastest.
             aho_corasick::AhoCorasick::builder()
                 .ascii_case_insensitive(true)
                 .kind(Some(aho_corasick::AhoCorasickKind::NoncontiguousNFA))
@@ -88,71 +243,169 @@ impl LazyRegex {
         filter.as_ref().is_none_or(|ac| ac.is_match(text))
     }
 
-    /// `Regex::is_match`, prefiltered.
+    /// The tier to search with: the second once compiled, or once the first has
+    /// spent `PROMOTE_AFTER`; else the first (compiled now if need be).
+    fn tier(&self, text: &str) -> Tier<'_> {
+        if let Some(re) = self.re.get() {
+            return Tier::Full(re);
+        }
+        if self.spent.load(Ordering::Relaxed) < PROMOTE_AFTER.as_nanos() as u64
+            && lite_fits(&self.pattern, text)
+        {
+            if let Some(lite) = self.lite() {
+                return Tier::Lite(lite);
+            }
+        }
+        Tier::Full(self.get())
+    }
+
+    fn lite(&self) -> Option<&regex_lite::Regex> {
+        self.lite
+            .get_or_init(|| {
+                regex_lite::Regex::new(&self.pattern)
+                    .ok()
+                    .filter(|_| lite_takes(&self.pattern))
+            })
+            .as_ref()
+    }
+
+    /// Runs one search on the first tier, charging its time.
+    fn timed<T>(&self, search: impl FnOnce() -> T) -> T {
+        let t = Instant::now();
+        let out = search();
+        let ns = u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.spent.fetch_add(ns, Ordering::Relaxed);
+        out
+    }
+
+    /// Whether `text` holds a match.
     pub fn is_match(&self, text: &str) -> bool {
-        self.may_match(text) && self.get().is_match(text)
+        self.may_match(text)
+            && match self.tier(text) {
+                Tier::Lite(r) => self.timed(|| r.is_match(text)),
+                Tier::Full(r) => r.is_match(text),
+            }
     }
 
-    /// `Regex::find`, prefiltered.
-    pub fn find<'h>(&self, text: &'h str) -> Option<regex::Match<'h>> {
+    /// The leftmost-first match in `text`.
+    pub fn find<'h>(&self, text: &'h str) -> Option<Match<'h>> {
         if !self.may_match(text) {
             return None;
         }
-        self.get().find(text)
+        match self.tier(text) {
+            Tier::Lite(r) => self.timed(|| r.find(text).map(Match::from)),
+            Tier::Full(r) => r.find(text).map(Match::from),
+        }
     }
 
-    /// `Regex::captures`, prefiltered.
-    pub fn captures<'h>(&self, text: &'h str) -> Option<regex::Captures<'h>> {
+    /// The groups of the leftmost-first match in `text`.
+    pub fn captures<'h>(&self, text: &'h str) -> Option<Captures<'h>> {
         if !self.may_match(text) {
             return None;
         }
-        self.get().captures(text)
-    }
-
-    /// `Regex::find_iter`, prefiltered.
-    pub fn find_iter<'r, 'h>(&'r self, text: &'h str) -> regex::Matches<'r, 'h> {
-        if !self.may_match(text) {
-            return NEVER.find_iter(text);
+        match self.tier(text) {
+            Tier::Lite(r) => {
+                self.timed(|| r.captures(text).map(|c| Captures(CapturesInner::Lite(c))))
+            }
+            Tier::Full(r) => r.captures(text).map(|c| Captures(CapturesInner::Full(c))),
         }
-        self.get().find_iter(text)
     }
 
-    /// `Regex::captures_iter`, prefiltered.
-    pub fn captures_iter<'r, 'h>(&'r self, text: &'h str) -> regex::CaptureMatches<'r, 'h> {
+    /// Every non-overlapping match in `text`, left to right (on the first tier,
+    /// found at once, so that their search is charged).
+    pub fn find_iter<'r, 'h>(&'r self, text: &'h str) -> Box<dyn Iterator<Item = Match<'h>> + 'r>
+    where
+        'h: 'r,
+    {
         if !self.may_match(text) {
-            return NEVER.captures_iter(text);
+            return Box::new(std::iter::empty());
         }
-        self.get().captures_iter(text)
+        match self.tier(text) {
+            Tier::Lite(r) => {
+                let all: Vec<Match<'h>> =
+                    self.timed(|| r.find_iter(text).map(Match::from).collect());
+                Box::new(all.into_iter())
+            }
+            Tier::Full(r) => Box::new(r.find_iter(text).map(Match::from)),
+        }
     }
 
-    /// The pattern as written; compiles nothing.
+    /// The captures of every non-overlapping match in `text`, left to right (on
+    /// the first tier, found at once, so that their search is charged).
+    pub fn captures_iter<'r, 'h>(
+        &'r self,
+        text: &'h str,
+    ) -> Box<dyn Iterator<Item = Captures<'h>> + 'r>
+    where
+        'h: 'r,
+    {
+        if !self.may_match(text) {
+            return Box::new(std::iter::empty());
+        }
+        match self.tier(text) {
+            Tier::Lite(r) => {
+                let all: Vec<Captures<'h>> = self.timed(|| {
+                    r.captures_iter(text)
+                        .map(|c| Captures(CapturesInner::Lite(c)))
+                        .collect()
+                });
+                Box::new(all.into_iter())
+            }
+            Tier::Full(r) => Box::new(
+                r.captures_iter(text)
+                    .map(|c| Captures(CapturesInner::Full(c))),
+            ),
+        }
+    }
+
+    /// The names of the capture groups, in order (`None` for an unnamed group;
+    /// the first is the whole match).
+    pub fn capture_names(&self) -> Vec<Option<&str>> {
+        match (self.re.get(), self.lite()) {
+            (None, Some(l)) => l.capture_names().collect(),
+            _ => self.get().capture_names().collect(),
+        }
+    }
+
+    /// The pattern as written.
     pub fn as_str(&self) -> &str {
         &self.pattern
     }
 
-    /// The compiled regex.
+    /// The second tier, compiled now if it is not yet.
     pub fn get(&self) -> &Regex {
         self.re.get_or_init(|| {
             Regex::new(&ascii_classes(&self.pattern)).unwrap_or_else(|e| {
-                // Tests run with debug assertions: a built-in pattern that does not
-                // compile fails the first test that reaches it.
                 debug_assert!(false, "a built-in pattern does not compile: {e}");
                 never()
             })
         })
     }
 
-    /// Whether it has been compiled (for tests of laziness).
+    /// Whether either tier is compiled.
     pub fn is_compiled(&self) -> bool {
+        self.re.get().is_some() || self.lite.get().is_some_and(Option::is_some)
+    }
+
+    /// Whether the second tier is compiled.
+    pub fn is_promoted(&self) -> bool {
         self.re.get().is_some()
     }
 }
 
-impl std::ops::Deref for LazyRegex {
-    type Target = Regex;
-    fn deref(&self) -> &Regex {
-        self.get()
-    }
+/// Whether `regex-lite` reads `pattern` as `regex` does once its classes are
+/// made ASCII. Its case-insensitive flag folds ASCII letters only, where
+/// `regex`'s folds Unicode: a `(?i)` pattern with a non-ASCII letter goes to
+/// `regex` (and `lite_fits` keeps the text apart that folds to ASCII).
+fn lite_takes(pattern: &str) -> bool {
+    !pattern.contains("(?i") || pattern.is_ascii()
+}
+
+/// Whether the first tier searches `text` as the second would: always, but for
+/// a case-insensitive pattern on text holding one of the two non-ASCII letters
+/// that Unicode folds to an ASCII one (the Kelvin sign to `k`, the long s to `s`).
+fn lite_fits(pattern: &str, text: &str) -> bool {
+    text.is_ascii() || !pattern.contains("(?i") || !text.contains(['\u{212A}', '\u{017F}'])
 }
 
 /// A set of many patterns, built on first use, with room for its lazy DFA: at
@@ -448,6 +701,9 @@ mod tests {
         r"error",
         r"(?i)error: ",
         r"[\s\S]",
+        r"(a|b)",
+        r"(?P<n>\d+)",
+        r"(x)?",
     ];
 
     fn pattern() -> impl Strategy<Value = String> {
@@ -465,6 +721,28 @@ mod tests {
             0..24,
         )
         .prop_map(|v| v.concat())
+    }
+
+    /// ASCII text with non-ASCII letters in it, two of which fold to ASCII ones.
+    fn any_haystack() -> impl Strategy<Value = String> {
+        prop::collection::vec(
+            prop::sample::select(&["é", "\u{212A}", "\u{017F}", "ß", "→", "K"][..]),
+            0..3,
+        )
+        .prop_flat_map(|extra| {
+            haystack().prop_map(move |h| {
+                let mut out = h;
+                for (i, e) in extra.iter().enumerate() {
+                    let at = (i * 7) % (out.len() + 1);
+                    let at = (0..=at)
+                        .rev()
+                        .find(|&j| out.is_char_boundary(j))
+                        .unwrap_or(0);
+                    out.insert_str(at, e);
+                }
+                out
+            })
+        })
     }
 
     proptest! {
@@ -491,6 +769,60 @@ mod tests {
             prop_assert_eq!(lazy.captures(&h).map(|c| c.get(0).map(|m| m.range())),
                 orig.captures(&h).map(|c| c.get(0).map(|m| m.range())));
         }
+    }
+
+    proptest! {
+        /// The first tier (`regex-lite`) and the second (`regex`, classes made
+        /// ASCII) find the same matches and the same groups, on any text.
+        #[test]
+        fn both_tiers_match_alike(p in pattern(), h in any_haystack()) {
+            prop_assume!(Regex::new(&p).is_ok());
+            let lite = LazyRegex::prefiltered(&p);
+            let full = LazyRegex::prefiltered(&p);
+            full.get();
+            let spans = |r: &LazyRegex| r.find_iter(&h).map(|m| m.range()).collect::<Vec<_>>();
+            let groups = |r: &LazyRegex| {
+                r.captures_iter(&h)
+                    .map(|c| c.iter().map(|m| m.map(|m| m.range())).collect::<Vec<_>>())
+                    .collect::<Vec<_>>()
+            };
+            prop_assert_eq!(lite.is_match(&h), full.is_match(&h), "{} on {:?}", p, h);
+            prop_assert_eq!(spans(&lite), spans(&full), "{} on {:?}", p, h);
+            prop_assert_eq!(groups(&lite), groups(&full), "{} on {:?}", p, h);
+            prop_assert_eq!(lite.capture_names(), full.capture_names());
+            prop_assert!(full.is_promoted());
+        }
+    }
+
+    #[test]
+    fn a_regex_starts_on_the_first_tier_and_is_promoted_once_it_has_searched_enough() {
+        let re = LazyRegex::trusted(r"(?i)error: .{1,200} was not declared");
+        assert!(re.is_match("ERROR: x was not declared"));
+        assert!(re.is_compiled() && !re.is_promoted());
+        let line = "error: ".repeat(600) + "y was not declared";
+        let want = Regex::new(re.as_str())
+            .unwrap()
+            .find(&line)
+            .map(|m| m.range());
+        assert!(want.is_some());
+        let mut searches = 0;
+        while !re.is_promoted() {
+            assert_eq!(re.find(&line).map(|m| m.range()), want);
+            searches += 1;
+            assert!(searches < 100_000, "never promoted");
+        }
+        assert_eq!(re.find(&line).map(|m| m.range()), want);
+        assert_eq!(re.captures(&line).map(|c| c.len()), Some(1));
+    }
+
+    #[test]
+    fn case_folding_to_ascii_letters_is_left_to_the_second_tier() {
+        // The Kelvin sign folds to `k` in Unicode: the first tier would not see it.
+        let re = LazyRegex::prefiltered(r"(?i)kernel");
+        assert!(re.is_match("\u{212A}ernel"));
+        let re = LazyRegex::prefiltered(r"(?i)kernel");
+        assert!(re.is_match("KERNEL"));
+        assert!(!re.is_promoted());
     }
 
     #[test]
