@@ -1052,10 +1052,17 @@ pub fn diagnose(kb: &KnowledgeBase, ctx: &Context) -> Scored {
         rows.push((score, top, cause, fs));
     }
     rows.retain(|r| r.0 > 0.0);
+    // Ties go to the more specific rule: the one whose `class` condition names fewer classes
+    // (a rule for shape mismatches alone before one for any loading failure; none is the least).
+    let breadth = |fs: &[&Firing]| match fs[0].rule.def.when.class.len() {
+        0 => usize::MAX,
+        n => n,
+    };
     rows.sort_by(|a, b| {
         b.0.partial_cmp(&a.0)
             .unwrap_or(std::cmp::Ordering::Equal)
             .then(b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal))
+            .then(breadth(&a.3).cmp(&breadth(&b.3)))
             .then(a.2.cmp(&b.2))
     });
     let total: f64 = rows.iter().map(|r| r.0).sum();
@@ -1161,6 +1168,59 @@ mod tests {
             "tp=8 ? {not a key}"
         );
         assert_eq!(fill("{gpu_arch|this GPU}", &v), "this GPU");
+    }
+
+    #[test]
+    fn a_tie_goes_to_the_rule_that_names_fewer_classes() {
+        let rule = |id: &str, cause: &str, classes: &str| {
+            let text = format!(
+                "id = \"{id}\"\ncause = \"{cause}\"\nweight = 0.15\nsummary = \"{id}\"\n\n\
+                 [when]\nclass = [{classes}]\n\n[[try]]\ndo = \"look\"\ncost = \"look\"\n"
+            );
+            crate::rule::Rule::parse(std::path::Path::new(&format!("{id}.toml")), &text).unwrap()
+        };
+        let log = std::env::temp_dir().join(format!("rosetta-tie-{}.log", std::process::id()));
+        std::fs::write(
+            &log,
+            "RuntimeError: The size of tensor a (4096) must match the size of tensor b (2048) at non-singleton dimension 1\n",
+        )
+        .unwrap();
+        let facts = rosetta_log::read_logs(
+            std::slice::from_ref(&log),
+            rosetta_log::Vocabulary::embedded(),
+            &[],
+            &[],
+        )
+        .unwrap();
+        std::fs::remove_file(&log).unwrap();
+        assert_eq!(
+            facts.failure.as_ref().map(|f| f.class),
+            Some(rosetta_schema::FailureClass::ShapeMismatch)
+        );
+        // The broad rules' causes sort first by name; equal weights, no evidence either.
+        let mut kb = KnowledgeBase::default();
+        kb.rules = vec![
+            rule("any-class", "bad-launch-args", ""),
+            rule(
+                "two-classes",
+                "model-config",
+                "\"shape-mismatch\", \"missing-weights\"",
+            ),
+            rule("one-class", "weight-layout", "\"shape-mismatch\""),
+        ];
+        let causes: Vec<Cause> = diagnose(&kb, &Context::new(&facts, None))
+            .hypotheses
+            .iter()
+            .map(|h| h.cause)
+            .collect();
+        assert_eq!(
+            causes,
+            [
+                Cause::WeightLayout,
+                Cause::ModelConfig,
+                Cause::BadLaunchArgs
+            ]
+        );
     }
 
     #[test]
