@@ -45,6 +45,9 @@ pub struct Tuning {
     /// The cause with the largest share of the votes is lifted to third place
     /// when it is not in the first three and its share reaches this (above 1: never).
     pub third: f64,
+    /// A case this similar is the same report: its cause is lifted to third place
+    /// when it is not in the first three, whatever the other cases vote (above 1: never).
+    pub known: f32,
 }
 
 impl Default for Tuning {
@@ -61,7 +64,39 @@ impl Default for Tuning {
             enter: 0.1,
             power: 1.0,
             third: 0.3,
+            known: 0.9,
         }
+    }
+}
+
+impl Tuning {
+    /// These numbers with some replaced, as `name=value` pairs separated by commas
+    /// (`power=2,voters=5`); the names are the fields'. The error names the pair that
+    /// does not parse.
+    pub fn with(mut self, pairs: &str) -> Result<Tuning, String> {
+        for pair in pairs.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (name, value) = pair
+                .split_once('=')
+                .ok_or_else(|| format!("`{pair}` is not name=value"))?;
+            let bad = |e: &dyn std::fmt::Display| format!("`{pair}`: {e}");
+            let f = || value.trim().parse::<f64>().map_err(|e| bad(&e));
+            match name.trim() {
+                "show_floor" => self.show_floor = f()? as f32,
+                "fallback_floor" => self.fallback_floor = f()? as f32,
+                "max_shown" => self.max_shown = value.trim().parse().map_err(|e| bad(&e))?,
+                "vote_floor" => self.vote_floor = f()? as f32,
+                "voters" => self.voters = value.trim().parse().map_err(|e| bad(&e))?,
+                "also" => self.also = f()?,
+                "weight" => self.weight = f()?,
+                "bare" => self.bare = f()?,
+                "enter" => self.enter = f()?,
+                "power" => self.power = f()?,
+                "third" => self.third = f()?,
+                "known" => self.known = f()? as f32,
+                other => return Err(format!("no number named `{other}`")),
+            }
+        }
+        Ok(self)
     }
 }
 
@@ -289,6 +324,26 @@ pub fn blend(hyps: &mut Vec<Hypothesis>, hits: &[Hit], mode: Mode, t: &Tuning) {
             scored.insert(2, x);
         }
     }
+    // The same report seen before (a near-exact match) names its cause, however many
+    // looser matches vote otherwise.
+    if let Some(v) = hits
+        .first()
+        .filter(|h| h.score >= t.known)
+        .and_then(|h| votes.iter().find(|v| v.cause == h.case.labels.cause))
+    {
+        let at = scored.iter().position(|x| x.2.cause == v.cause);
+        if at.is_none_or(|i| i > 2) {
+            let mut x = match at {
+                Some(i) => scored.remove(i),
+                None => (0.0, usize::MAX, cases_hypothesis(v)),
+            };
+            let third = scored.len().min(2);
+            if let Some(y) = scored.get(third) {
+                x.0 = x.0.max(y.0);
+            }
+            scored.insert(third, x);
+        }
+    }
     let total: f64 = scored.iter().map(|(s, _, _)| s).sum();
     *hyps = scored
         .into_iter()
@@ -331,6 +386,19 @@ mod tests {
             },
             sig: String::new(),
         }
+    }
+
+    #[test]
+    fn tuning_takes_named_numbers_and_names_a_bad_pair() {
+        let t = Tuning::default().with("power=2, voters=5").unwrap();
+        assert_eq!((t.power, t.voters), (2.0, 5));
+        assert_eq!(t.weight, Tuning::default().weight);
+        assert_eq!(Tuning::default().with("").unwrap(), Tuning::default());
+        let e = Tuning::default().with("power=2,votes=5").unwrap_err();
+        assert!(e.contains("`votes`"), "{e}");
+        let e = Tuning::default().with("voters=2.5").unwrap_err();
+        assert!(e.contains("`voters=2.5`"), "{e}");
+        assert!(Tuning::default().with("power").is_err());
     }
 
     fn hyp(cause: Cause, confidence: f64) -> Hypothesis {
@@ -394,6 +462,46 @@ mod tests {
         blend(&mut only, &hits, Mode::Cases, &t);
         assert_eq!(only[0].cause, Cause::MemoryBudget);
         assert!(only.iter().all(|x| x.cause != Cause::FrameworkBug));
+    }
+
+    #[test]
+    fn a_report_seen_before_keeps_its_cause_in_the_top_three() {
+        // The log is a report the library holds (1.0); six loose neighbours vote otherwise.
+        let mut cs = vec![case("k-0", Cause::FrameworkBug, &[])];
+        for i in 1..7 {
+            cs.push(case(&format!("k-{i}"), Cause::InstallEnv, &[]));
+        }
+        let hits: Vec<Hit> = cs
+            .iter()
+            .zip([1.0f32, 0.34, 0.3, 0.28, 0.25, 0.22, 0.19])
+            .map(|(case, score)| Hit { case, score })
+            .collect();
+        let rules = || {
+            vec![
+                hyp(Cause::VersionMismatch, 0.33),
+                hyp(Cause::WeightLayout, 0.33),
+                hyp(Cause::ModelConfig, 0.2),
+                hyp(Cause::FrameworkBug, 0.14),
+            ]
+        };
+        let top3 = |t: &Tuning| {
+            let mut h = rules();
+            blend(&mut h, &hits, Mode::Blend, t);
+            h.iter().take(3).map(|x| x.cause).collect::<Vec<_>>()
+        };
+        let never = Tuning {
+            known: 2.0,
+            ..Tuning::default()
+        };
+        assert!(!top3(&never).contains(&Cause::FrameworkBug), "outvoted");
+        let seen = top3(&Tuning::default());
+        assert_eq!(seen[2], Cause::FrameworkBug, "{seen:?}");
+        // Below the floor of a report seen before, the votes decide as they did.
+        let mut loose = hits.clone();
+        loose[0].score = 0.6;
+        let mut h = rules();
+        blend(&mut h, &loose, Mode::Blend, &Tuning::default());
+        assert!(h.iter().take(3).all(|x| x.cause != Cause::FrameworkBug));
     }
 
     #[test]

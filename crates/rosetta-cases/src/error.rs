@@ -22,6 +22,9 @@ pub enum CasesError {
         /// Why, with the valid words when one is unknown.
         message: String,
     },
+    /// `ROSETTA_CASES_TUNING` names a number that is not one or a value that does not parse.
+    #[error("bad ROSETTA_CASES_TUNING: {0}")]
+    Tuning(String),
     /// The library compiled into the binary cannot be read (a build problem).
     #[error("the built-in case library is broken: {0}")]
     Embedded(String),

@@ -9,7 +9,8 @@
 //! `docs/cases.md`): `ROSETTA_CASES_EXCLUDE=rx,ry` leaves batches (or single
 //! case ids) out of the library; `ROSETTA_CASES_MODE=rules|cases|blend`
 //! picks the ranking, and `off` skips the library altogether (the baseline of
-//! `scripts/bench-cases`).
+//! `scripts/bench-cases`); `ROSETTA_CASES_TUNING=power=2,voters=5` changes
+//! numbers of [`Tuning`] to measure a choice before it becomes the default.
 #![warn(missing_docs)]
 
 pub mod blend;
@@ -33,6 +34,8 @@ use std::path::PathBuf;
 pub const EXCLUDE_ENV: &str = "ROSETTA_CASES_EXCLUDE";
 /// `blend` (default), `rules`, `cases` or `off`.
 pub const MODE_ENV: &str = "ROSETTA_CASES_MODE";
+/// `name=value,...` over [`Tuning::default`] (see [`Tuning::with`]).
+pub const TUNING_ENV: &str = "ROSETTA_CASES_TUNING";
 
 /// The library, mode and tuning `diagnose` uses.
 #[derive(Debug)]
@@ -55,11 +58,15 @@ impl Cases {
             Ok("off") => Mode::Off,
             _ => Mode::Blend,
         };
+        let tuning = match std::env::var(TUNING_ENV) {
+            Ok(s) => Tuning::default().with(&s).map_err(CasesError::Tuning)?,
+            Err(_) => Tuning::default(),
+        };
         if mode == Mode::Off {
             return Ok(Cases {
                 library: Library::empty(),
                 mode,
-                tuning: Tuning::default(),
+                tuning,
             });
         }
         let mut library = Library::embedded()?;
@@ -77,7 +84,7 @@ impl Cases {
         Ok(Cases {
             library,
             mode,
-            tuning: Tuning::default(),
+            tuning,
         })
     }
 

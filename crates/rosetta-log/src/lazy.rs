@@ -37,6 +37,8 @@ use std::time::Instant;
 /// hundred times more to compile.
 pub struct LazyRegex {
     pattern: String,
+    /// Whether the pattern sets the case-insensitive flag (read once, for `lite_fits`).
+    insensitive: bool,
     lite: OnceLock<Option<regex_lite::Regex>>,
     re: OnceLock<Regex>,
     /// Nanoseconds spent searching with the first tier so far.
@@ -54,6 +56,7 @@ impl Clone for LazyRegex {
     fn clone(&self) -> LazyRegex {
         LazyRegex {
             pattern: self.pattern.clone(),
+            insensitive: self.insensitive,
             lite: self.lite.clone(),
             re: self.re.clone(),
             spent: AtomicU64::new(self.spent.load(Ordering::Relaxed)),
@@ -200,6 +203,7 @@ impl LazyRegex {
         let re = Regex::new(&ascii_classes(pattern))?;
         Ok(LazyRegex {
             pattern: pattern.to_string(),
+            insensitive: pattern.contains("(?i"),
             lite: OnceLock::from(None),
             re: OnceLock::from(re),
             spent: AtomicU64::new(0),
@@ -211,6 +215,7 @@ impl LazyRegex {
     pub fn trusted(pattern: &str) -> LazyRegex {
         LazyRegex {
             pattern: pattern.to_string(),
+            insensitive: pattern.contains("(?i"),
             lite: OnceLock::new(),
             re: OnceLock::new(),
             spent: AtomicU64::new(0),
@@ -250,7 +255,7 @@ impl LazyRegex {
             return Tier::Full(re);
         }
         if self.spent.load(Ordering::Relaxed) < PROMOTE_AFTER.as_nanos() as u64
-            && lite_fits(&self.pattern, text)
+            && lite_fits(self.insensitive, text)
         {
             if let Some(lite) = self.lite() {
                 return Tier::Lite(lite);
@@ -404,8 +409,8 @@ fn lite_takes(pattern: &str) -> bool {
 /// Whether the first tier searches `text` as the second would: always, but for
 /// a case-insensitive pattern on text holding one of the two non-ASCII letters
 /// that Unicode folds to an ASCII one (the Kelvin sign to `k`, the long s to `s`).
-fn lite_fits(pattern: &str, text: &str) -> bool {
-    text.is_ascii() || !pattern.contains("(?i") || !text.contains(['\u{212A}', '\u{017F}'])
+fn lite_fits(insensitive: bool, text: &str) -> bool {
+    !insensitive || text.is_ascii() || !text.contains(['\u{212A}', '\u{017F}'])
 }
 
 /// A set of many patterns, built on first use, with room for its lazy DFA: at
