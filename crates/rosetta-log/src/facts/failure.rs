@@ -62,6 +62,56 @@ pub(super) fn narrated_line(f: &LogFacts, inc: &Incident) -> bool {
         && traceback::parse_exception_line(msg).is_none()
 }
 
+/// The record of a line.
+fn record_at(f: &LogFacts, source: usize, line: u64) -> Option<&Record> {
+    f.records
+        .iter()
+        .find(|r| r.source == source && r.line == line)
+}
+
+/// The first root of a run, unless it is an error its program logged and went on from
+/// (one line at error level, no traceback, then the same stream logging at a lower level)
+/// and a later root of the run is another process's traceback: a supervisor that logs a
+/// failed call and carries on did not end the run; the process that died did.
+fn past_survived(f: &LogFacts, members: &[usize]) -> usize {
+    let first = members[0];
+    let inc = &f.incidents[first];
+    if inc.exception.is_some() || !inc.frames.is_empty() || inc.end_line != inc.line {
+        return first;
+    }
+    let Some(r) = record_at(f, inc.source, inc.key_line) else {
+        return first;
+    };
+    if r.prefix.level != Some(Level::Error) {
+        return first;
+    }
+    let stream = r.prefix.stream_key();
+    let fatal = members[1..].iter().copied().find(|&m| {
+        let x = &f.incidents[m];
+        x.source == inc.source
+            && x.line > inc.end_line
+            && x.exception.is_some()
+            && !x.frames.is_empty()
+            && x.strength > GENERIC_STRENGTH
+            && record_at(f, x.source, x.line).is_some_and(|y| y.prefix.stream_key() != stream)
+    });
+    let Some(m) = fatal else {
+        return first;
+    };
+    let went_on = f.records.iter().any(|y| {
+        y.source == inc.source
+            && y.line > inc.end_line
+            && y.line < f.incidents[m].line
+            && matches!(y.prefix.level, Some(Level::Info | Level::Debug))
+            && y.prefix.stream_key() == stream
+    });
+    if went_on {
+        m
+    } else {
+        first
+    }
+}
+
 /// Splits root incidents into runs (restarts) and picks the failure; also
 /// returns the line ranges of root incidents that belong to other runs.
 pub(super) fn choose_failure(
@@ -214,7 +264,7 @@ pub(super) fn choose_failure(
         (widest, unseen)
     });
     let (run_idx, chosen, run_start) = if let Some(run) = runs.last() {
-        (runs.len() - 1 + unseen, run.0[0], run.1)
+        (runs.len() - 1 + unseen, past_survived(f, &run.0), run.1)
     } else {
         // No root: a weak failure, else a cascade, else nothing.
         let pick = |role: Role| {
@@ -413,6 +463,28 @@ mod tests {
         assert_eq!(fl.class, FailureClass::ImportError);
         assert_eq!(fl.line, 4);
         assert_eq!(fl.earlier_runs, vec![(FailureClass::GpuOom, 2)]);
+    }
+
+    #[test]
+    fn a_supervisor_error_it_went_on_from_yields_to_the_process_that_died() {
+        let sup = "2026-01-04 15:57:53,100 - manager.worker - INFO - Starting model instance\n\
+                   2026-01-04 15:57:53,434 - manager.worker - ERROR - Failed to update model service: update() takes 2 positional arguments but 3 were given\n";
+        let went_on =
+            "2026-01-04 15:57:53,500 - manager.worker - INFO - Creating container workload\n";
+        let died = "(EngineCore_DP0 pid=90) ERROR 01-04 15:58:26 [core.py:866] EngineCore failed to start.\n\
+                    (EngineCore_DP0 pid=90) Traceback (most recent call last):\n\
+                    (EngineCore_DP0 pid=90)   File \"/x/vllm/v1/engine/core.py\", line 857, in run_engine_core\n\
+                    (EngineCore_DP0 pid=90)     engine_core = EngineCoreProc(*args, **kwargs)\n\
+                    (EngineCore_DP0 pid=90) RuntimeError: [enforce fail at /pytorch/third_party/gloo/gloo/transport/tcp/device.cc:212] ifa != nullptr. Unable to find interface for: [0.0.0.189]\n";
+        let fl = facts_of(&format!("{sup}{went_on}{died}"))
+            .failure
+            .expect("a failure");
+        assert_eq!((fl.class, fl.line), (FailureClass::CommError, 8));
+        // Nothing says the supervisor went on: its error stays the first of the run.
+        let fl = facts_of(&format!("{sup}{died}"))
+            .failure
+            .expect("a failure");
+        assert_eq!(fl.line, 2);
     }
 
     #[test]

@@ -68,25 +68,45 @@ pub(super) fn message_identifier_phase(
         })
 }
 
+/// The phase the failing lines (or the two before) give through a native function they are
+/// printed by or say the failure happened in, and how they name it.
 pub(super) fn block_function_phase(
     voc: &Vocabulary,
     f: &LogFacts,
     inc: &Incident,
 ) -> Option<(Phase, String)> {
-    let named = |r: &Record| {
-        let msg = r.message().trim_start();
-        let (head, _) = msg.split_once(": ")?;
-        let ident = head.trim();
-        let is_ident = ident.contains('_')
-            && ident.len() <= 80
-            && ident.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            && ident.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
-        if !is_ident {
-            return None;
-        }
+    let phase_of = |ident: &str, how: &str| {
         voc.phase_of_function(ident, "")
             .filter(|p| *p != Phase::Unknown)
-            .map(|p| (p, ident.to_string()))
+            .map(|p| (p, format!("{how} {ident}")))
+    };
+    let named = |r: &Record| {
+        let msg = r.message().trim_start();
+        // `llama_model_load: ...`: the function that prints the line.
+        let head = msg.split_once(": ").map(|(h, _)| h.trim()).filter(|ident| {
+            ident.contains('_')
+                && ident.len() <= 80
+                && ident.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && ident.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        });
+        // `Assertion Error in trtSmToCask: ...`, `error: (-215) ... in function 'cv::resize'`:
+        // the function a native error names as where it happened.
+        let place = || {
+            error_in_function()
+                .captures_iter(msg)
+                .filter_map(|c| c.get(1))
+                .map(|m| m.as_str().trim_end_matches(':'))
+                .find(|ident| {
+                    ident.contains('_')
+                        || ident.contains("::")
+                        || ident
+                            .as_bytes()
+                            .windows(2)
+                            .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
+                })
+        };
+        head.and_then(|h| phase_of(h, "printed by"))
+            .or_else(|| place().and_then(|p| phase_of(p, "about a failure in")))
     };
     let of_source = f.records.iter().filter(|r| r.source == inc.source);
     // The block itself first, then the lines just before it, nearest first.
@@ -102,6 +122,17 @@ pub(super) fn block_function_phase(
                 .rev()
                 .find_map(named)
         })
+}
+
+/// `<error word> in [function] 'name'`: the function a native error says it happened in.
+fn error_in_function() -> &'static regex::Regex {
+    static R: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    R.get_or_init(|| {
+        crate::lazy::ascii_regex(
+            r"(?i:error|failure|failed|assertion)(?:\s+\w+)? in (?:function )?[`']?([A-Za-z_][\w:]{2,80})",
+        )
+        .unwrap()
+    })
 }
 
 pub(super) fn short_path(p: &str) -> String {
@@ -312,8 +343,8 @@ fn by_block_function(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(
     // A native tool's own function names its lines (`llama_model_load: ...`,
     // `ggml_gallocr_reserve_n: failed to allocate ...`): the failing block's and the
     // lines just before it say which step ran, as a traceback's frames would.
-    if let Some((p, func)) = block_function_phase(voc, f, inc) {
-        return Some((p, format!("the failing lines are printed by {func}")));
+    if let Some((p, what)) = block_function_phase(voc, f, inc) {
+        return Some((p, format!("the failing lines are {what}")));
     }
     None
 }
@@ -674,6 +705,22 @@ mod tests {
             )),
             Phase::Unknown
         );
+    }
+
+    #[test]
+    fn a_native_error_names_the_function_it_failed_in() {
+        let log = |place: &str| {
+            format!("[01/04/2023-17:36:59] [F] [TRT] Assertion failed: Unsupported SM: 0x809\n../rtSafe/cuda/caskUtils.cpp:111\nAborting...\n[01/04/2023-17:36:59] [E] [TRT] ../rtSafe/cuda/caskUtils.cpp (111) - Assertion Error in {place}: 0 (Unsupported SM: 0x809)\n")
+        };
+        assert_eq!(phase(&log("buildSerializedNetwork")), Phase::Install);
+        let f = facts_of(&log("buildSerializedNetwork"));
+        let reason = &f.failure.expect("a failure").phase_reason;
+        assert!(
+            reason.contains("failure in buildSerializedNetwork"),
+            "{reason}"
+        );
+        // A plain word after "in" is not a function: nothing is read from it.
+        assert_eq!(phase(&log("build")), Phase::Unknown);
     }
 
     #[test]
