@@ -47,11 +47,7 @@ pub(super) fn other_inputs(voc: &Vocabulary, f: &LogFacts) -> Vec<OtherFailure> 
 /// Whether an incident's key line is a reporter's prose around a quoted error: no logger
 /// prefix, not an exception line, fifteen words or more, and the error words in backticks.
 pub(super) fn narrated_line(f: &LogFacts, inc: &Incident) -> bool {
-    let Some(r) = f
-        .records
-        .iter()
-        .find(|r| r.source == inc.source && r.line == inc.key_line)
-    else {
+    let Some(r) = record_at(f, inc.source, inc.key_line) else {
         return false;
     };
     let msg = r.message().trim();
@@ -60,13 +56,6 @@ pub(super) fn narrated_line(f: &LogFacts, inc: &Incident) -> bool {
         && msg.matches('`').count() >= 2
         && msg.split_whitespace().count() >= 15
         && traceback::parse_exception_line(msg).is_none()
-}
-
-/// The record of a line.
-fn record_at(f: &LogFacts, source: usize, line: u64) -> Option<&Record> {
-    f.records
-        .iter()
-        .find(|r| r.source == source && r.line == line)
 }
 
 /// The first root of a run, unless it is an error its program logged and went on from
@@ -412,11 +401,7 @@ pub(super) fn unseen_relaunches(
     };
     let first = &f.incidents[incs[0]];
     let source = first.source;
-    let Some(rec) = f
-        .records
-        .iter()
-        .find(|r| r.source == source && r.line == *start)
-    else {
+    let Some(rec) = record_at(f, source, *start) else {
         return 0;
     };
     let per_launch = f

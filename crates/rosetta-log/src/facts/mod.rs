@@ -325,6 +325,15 @@ impl LogFacts {
     }
 }
 
+/// The retained record of a line: `records` are in input order and, within an input, in
+/// line order, so a binary search finds it.
+pub(super) fn record_at(f: &LogFacts, source: usize, line: u64) -> Option<&Record> {
+    f.records
+        .binary_search_by(|r| (r.source, r.line).cmp(&(source, line)))
+        .ok()
+        .map(|i| &f.records[i])
+}
+
 /// The facts of one log given as text, as `diagnose` builds them (unit tests of the parts).
 #[cfg(test)]
 pub(crate) fn facts_of(text: &str) -> LogFacts {

@@ -125,13 +125,12 @@ pub(super) fn block_function_phase(
 }
 
 /// `<error word> in [function] 'name'`: the function a native error says it happened in.
-fn error_in_function() -> &'static regex::Regex {
-    static R: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+fn error_in_function() -> &'static crate::lazy::LazyRegex {
+    static R: std::sync::OnceLock<crate::lazy::LazyRegex> = std::sync::OnceLock::new();
     R.get_or_init(|| {
-        crate::lazy::ascii_regex(
+        crate::lazy::LazyRegex::trusted(
             r"(?i:error|failure|failed|assertion)(?:\s+\w+)? in (?:function )?[`']?([A-Za-z_][\w:]{2,80})",
         )
-        .unwrap()
     })
 }
 
@@ -154,24 +153,21 @@ pub(super) fn phase_of(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> (Phase
 /// The incident's line is a reporter's sentence: no logger prefix, not an exception line,
 /// twelve words or more, one of them a first-person word (programs do not write `I` or `my`).
 fn prose_sentence(f: &LogFacts, inc: &Incident) -> bool {
-    f.records
-        .iter()
-        .find(|r| r.source == inc.source && r.line == inc.key_line)
-        .is_some_and(|r| {
-            let msg = r.message().trim();
-            let words: Vec<&str> = msg.split_whitespace().collect();
-            let first_person = words.iter().any(|w| {
-                let w = w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'');
-                ["i", "i'm", "i've", "im", "my", "we", "me"]
-                    .iter()
-                    .any(|p| w.eq_ignore_ascii_case(p))
-            });
-            r.prefix.level.is_none()
-                && r.prefix.time.is_none()
-                && words.len() >= 12
-                && first_person
-                && crate::traceback::parse_exception_line(msg).is_none()
-        })
+    record_at(f, inc.source, inc.key_line).is_some_and(|r| {
+        let msg = r.message().trim();
+        let words: Vec<&str> = msg.split_whitespace().collect();
+        let first_person = words.iter().any(|w| {
+            let w = w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'');
+            ["i", "i'm", "i've", "im", "my", "we", "me"]
+                .iter()
+                .any(|p| w.eq_ignore_ascii_case(p))
+        });
+        r.prefix.level.is_none()
+            && r.prefix.time.is_none()
+            && words.len() >= 12
+            && first_person
+            && crate::traceback::parse_exception_line(msg).is_none()
+    })
 }
 
 /// One way of reading the phase; `None` leaves it to the next.
