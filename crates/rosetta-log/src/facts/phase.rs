@@ -215,7 +215,23 @@ fn by_message_hint(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Ph
     if let Some((q, func)) = later {
         return Some((q, format!("the error is raised inside {func}")));
     }
+    // A start-up hint after the program said it serves (a library that fails to load
+    // once a request needs it: cuDNN's sub-libraries, a backend opened on first use)
+    // was a lazy load: the steps after it say when.
+    if p == Phase::Startup && served_before(f, inc) {
+        return None;
+    }
     Some((p, "the error message names it".into()))
+}
+
+/// The failing process was serving when it failed: its last step before the failure is
+/// the one where it said it accepts requests, or a request's.
+fn served_before(f: &LogFacts, inc: &Incident) -> bool {
+    f.milestones
+        .iter()
+        .filter(|m| m.source == inc.source && m.line < inc.line)
+        .last()
+        .is_some_and(|m| m.ready || matches!(m.phase, Phase::Prefill | Phase::Decode))
 }
 
 /// The innermost frame whose function names a step; a frame that names two (sampling) is settled by the milestone before it, else unknown.
@@ -717,6 +733,25 @@ mod tests {
         );
         // A plain word after "in" is not a function: nothing is read from it.
         assert_eq!(phase(&log("build")), Phase::Unknown);
+    }
+
+    #[test]
+    fn a_library_that_fails_to_load_after_the_server_serves_loaded_lazily() {
+        let log = |before: &str| {
+            format!("{before}Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open shared object file: No such file or directory\nAborted (core dumped)\n")
+        };
+        // Before anything served, a library that does not load is start-up.
+        assert_eq!(phase(&log("Device \"cuda\" is detected\n")), Phase::Startup);
+        // After the web UI said it serves, a request asked for it: the prompt's pass.
+        assert_eq!(
+            phase(&log("Running on local URL:  http://0.0.0.0:7860\n")),
+            Phase::Prefill
+        );
+        // uvicorn's process start is followed by the app's own start-up: not serving yet.
+        assert_eq!(
+            phase(&log("INFO:     Started server process [1]\nINFO:     Waiting for application startup.\n")),
+            Phase::Startup
+        );
     }
 
     #[test]
