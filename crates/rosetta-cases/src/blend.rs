@@ -16,7 +16,8 @@ pub const CASES_RULE: &str = "similar-reports";
 
 /// The numbers of the blend. [`Tuning::default`] holds the values chosen by
 /// leave-one-batch-out cross-validation; `docs/cases.md` gives the table.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Tuning {
     /// A case is shown when its similarity reaches this.
     pub show_floor: f32,
@@ -73,30 +74,29 @@ impl Tuning {
     /// These numbers with some replaced, as `name=value` pairs separated by commas
     /// (`power=2,voters=5`); the names are the fields'. The error names the pair that
     /// does not parse.
-    pub fn with(mut self, pairs: &str) -> Result<Tuning, String> {
+    pub fn with(self, pairs: &str) -> Result<Tuning, String> {
+        // Through the fields' own names and types (serde), so a number added to the
+        // blend is settable here without a list to keep in step.
+        let mut fields = match serde_json::to_value(self) {
+            Ok(serde_json::Value::Object(m)) => m,
+            _ => return Err("the blend's numbers do not serialise".into()),
+        };
         for pair in pairs.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (name, value) = pair
                 .split_once('=')
                 .ok_or_else(|| format!("`{pair}` is not name=value"))?;
-            let bad = |e: &dyn std::fmt::Display| format!("`{pair}`: {e}");
-            let f = || value.trim().parse::<f64>().map_err(|e| bad(&e));
-            match name.trim() {
-                "show_floor" => self.show_floor = f()? as f32,
-                "fallback_floor" => self.fallback_floor = f()? as f32,
-                "max_shown" => self.max_shown = value.trim().parse().map_err(|e| bad(&e))?,
-                "vote_floor" => self.vote_floor = f()? as f32,
-                "voters" => self.voters = value.trim().parse().map_err(|e| bad(&e))?,
-                "also" => self.also = f()?,
-                "weight" => self.weight = f()?,
-                "bare" => self.bare = f()?,
-                "enter" => self.enter = f()?,
-                "power" => self.power = f()?,
-                "third" => self.third = f()?,
-                "known" => self.known = f()? as f32,
-                other => return Err(format!("no number named `{other}`")),
-            }
+            let name = name.trim();
+            let slot = fields
+                .get_mut(name)
+                .ok_or_else(|| format!("no number named `{name}`"))?;
+            let number: serde_json::Number = value
+                .trim()
+                .parse()
+                .map_err(|_| format!("`{pair}`: not a number"))?;
+            *slot = serde_json::Value::Number(number);
         }
-        Ok(self)
+        serde_json::from_value(serde_json::Value::Object(fields))
+            .map_err(|e| format!("`{pairs}`: {e}"))
     }
 }
 
@@ -397,7 +397,13 @@ mod tests {
         let e = Tuning::default().with("power=2,votes=5").unwrap_err();
         assert!(e.contains("`votes`"), "{e}");
         let e = Tuning::default().with("voters=2.5").unwrap_err();
-        assert!(e.contains("`voters=2.5`"), "{e}");
+        assert!(e.contains("voters=2.5"), "{e}");
+        // Every number of the blend is settable by its field name.
+        let all = serde_json::to_value(Tuning::default()).unwrap();
+        for name in all.as_object().unwrap().keys() {
+            let t = Tuning::default().with(&format!("{name}=3")).unwrap();
+            assert_ne!(t, Tuning::default(), "{name}");
+        }
         assert!(Tuning::default().with("power").is_err());
     }
 
