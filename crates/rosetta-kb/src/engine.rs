@@ -76,6 +76,8 @@ pub struct Context<'a> {
     /// Distinct lines (one record per template), in log order.
     lines: Vec<&'a Record>,
     gpu_archs: Vec<GpuArch>,
+    /// Each GPU name the log gives, with its arch when the GPU table knows it.
+    named_gpus: Vec<(String, Option<String>)>,
     versions: BTreeMap<String, (String, Option<Evidence>)>,
     failure_text: String,
     frames_text: Vec<String>,
@@ -230,8 +232,17 @@ impl<'a> Context<'a> {
                 gpu_archs.push(g);
             }
         };
-        for g in &log.extracted.gpus {
-            if let Some(arch) = table.lookup(&g.value).and_then(|info| info.arch()) {
+        let named_gpus: Vec<(String, Option<String>)> = log
+            .extracted
+            .gpus
+            .iter()
+            .map(|g| {
+                let arch = table.lookup(&g.value).and_then(|info| info.arch());
+                (g.value.clone(), arch)
+            })
+            .collect();
+        for (g, (_, arch)) in log.extracted.gpus.iter().zip(&named_gpus) {
+            if let Some(arch) = arch.clone() {
                 add(GpuArch {
                     evidence: ev(g.source, g.line, format!("GPU {} = {}", g.value, arch)),
                     name: Some(g.value.clone()),
@@ -340,6 +351,7 @@ impl<'a> Context<'a> {
             machine,
             lines,
             gpu_archs,
+            named_gpus,
             versions,
             failure_text,
             frames_text,
@@ -648,6 +660,12 @@ impl<'a> Context<'a> {
             }
         }
         (false, vec![])
+    }
+
+    /// The GPUs the log names, in its order, each with its arch when the GPU table
+    /// knows it: the one lookup the report's facts reuse.
+    pub fn named_gpus(&self) -> &[(String, Option<String>)] {
+        &self.named_gpus
     }
 
     /// Evaluates one rule.

@@ -38,7 +38,7 @@ pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> R
         timeline: timeline(files),
         warnings,
         warning_total: log.warning_total,
-        facts: facts(log),
+        facts: facts(log, &ctx),
         similar: Vec::new(),
         first_root_error_in: log.failure.as_ref().and_then(|f| files.of(f.source)),
         other_inputs: log
@@ -290,22 +290,21 @@ fn warnings_and_notes(
     (warnings, notes)
 }
 
-/// The facts a reader needs to check the hypotheses.
-fn facts(log: &LogFacts) -> Facts {
-    let table = rosetta_kb::tables::GpuTable::embedded();
+/// The facts a reader needs to check the hypotheses; the GPUs' archs are the ones
+/// the rules' context looked up.
+fn facts(log: &LogFacts, ctx: &Context) -> Facts {
     let mut gpu_archs: Vec<String> = Vec::new();
-    let gpus: Vec<String> = log
-        .extracted
-        .gpus
+    let gpus: Vec<String> = ctx
+        .named_gpus()
         .iter()
-        .map(|g| match table.lookup(&g.value).and_then(|i| i.arch()) {
+        .map(|(name, arch)| match arch {
             Some(a) => {
-                if !gpu_archs.contains(&a) {
+                if !gpu_archs.contains(a) {
                     gpu_archs.push(a.clone());
                 }
-                format!("{} ({a})", g.value)
+                format!("{name} ({a})")
             }
-            None => g.value.clone(),
+            None => name.clone(),
         })
         .collect();
     Facts {
