@@ -229,8 +229,7 @@ fn by_message_hint(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Ph
 fn served_before(f: &LogFacts, inc: &Incident) -> bool {
     f.milestones
         .iter()
-        .filter(|m| m.source == inc.source && m.line < inc.line)
-        .last()
+        .rfind(|m| m.source == inc.source && m.line < inc.line)
         .is_some_and(|m| m.ready || matches!(m.phase, Phase::Prefill | Phase::Decode))
 }
 
