@@ -647,11 +647,34 @@ impl Scanner {
         p: &mut Piece,
         kept: &mut HashMap<u64, u32>,
     ) {
-        let (text, truncated) = normalize_cow(&data[start..end]);
+        let raw = &data[start..end];
+        let shape = raw_shape(raw);
+        // A repeat of a line shape whose first examples are kept needs no text: its
+        // template and size are known from the shape alone.
+        if let Some(template) = shape.and_then(|k| p.shapes.get(&k).copied()) {
+            if kept.get(&template).is_some_and(|&k| k >= KEEP_PER_TEMPLATE) {
+                if let Some(t) = p.templates.get_mut(&template) {
+                    t.count += 1;
+                    let k = kept.entry(template).or_insert(0);
+                    *k += 1;
+                    let used = self.retained.load(Ordering::Relaxed);
+                    self.keep_latest(p, (start, end), line, template, errorish, used, raw.len());
+                    return;
+                }
+            }
+        }
+        let (text, truncated) = normalize_cow(raw);
         let prefix = prefix::parse(&text);
         let msg = text.get(prefix.msg_start..).unwrap_or("");
         let template = template_key(msg);
         let rank = prefix.effective_rank();
+        // The shape stands for its template only when the text is the bytes as they are
+        // (normalising depends on the shape alone) and no rank is read from the digits.
+        if let Some(k) = shape {
+            if rank.is_none() && matches!(text, Cow::Borrowed(_)) && p.shapes.len() < MAX_SHAPES {
+                p.shapes.insert(k, template);
+            }
+        }
         match p.templates.get_mut(&template) {
             Some(t) => {
                 t.count += 1;
@@ -685,39 +708,94 @@ impl Scanner {
         let within = *k <= KEEP_PER_TEMPLATE && used + size <= RETAIN_BUDGET;
         // Past the budget, still keep the first example of each error shape.
         let over_but_new = first_of_kind && errorish && used + size <= 2 * RETAIN_BUDGET;
-        let record = |text, prefix| Record {
-            source,
-            line,
-            text,
-            prefix,
-            template,
-            errorish,
-            truncated,
-        };
         if within || over_but_new {
             self.retained.fetch_add(size, Ordering::Relaxed);
-            p.records.push(record(text.into_owned(), prefix));
-        } else if *k > KEEP_PER_TEMPLATE && used + size <= RETAIN_BUDGET {
-            // Beyond the first examples, keep the latest ones in a ring.
-            let ring = p.latest.entry(template).or_default();
-            if ring.len() == KEEP_LAST_PER_TEMPLATE {
-                if let Some(old) = ring.pop_front() {
-                    self.retained.fetch_sub(old.size, Ordering::Relaxed);
-                }
-                p.dropped += 1;
-            }
-            self.retained.fetch_add(size, Ordering::Relaxed);
-            ring.push_back(Latest {
+            p.records.push(Record {
+                source,
                 line,
-                range: (start, end),
-                size,
+                text: text.into_owned(),
+                prefix,
                 template,
                 errorish,
+                truncated,
             });
+        } else if *k > KEEP_PER_TEMPLATE {
+            self.keep_latest(p, (start, end), line, template, errorish, used, size);
         } else {
             p.dropped += 1;
         }
     }
+
+    /// Beyond a template's first examples, the line joins its ring of latest ones (as
+    /// a byte range, made text when the piece ends) while the budget allows.
+    #[allow(clippy::too_many_arguments)]
+    fn keep_latest(
+        &self,
+        p: &mut Piece,
+        range: (usize, usize),
+        line: u64,
+        template: u64,
+        errorish: bool,
+        used: usize,
+        size: usize,
+    ) {
+        if used + size > RETAIN_BUDGET {
+            p.dropped += 1;
+            return;
+        }
+        let ring = p.latest.entry(template).or_default();
+        if ring.len() == KEEP_LAST_PER_TEMPLATE {
+            if let Some(old) = ring.pop_front() {
+                self.retained.fetch_sub(old.size, Ordering::Relaxed);
+            }
+            p.dropped += 1;
+        }
+        self.retained.fetch_add(size, Ordering::Relaxed);
+        ring.push_back(Latest {
+            line,
+            range,
+            size,
+            template,
+            errorish,
+        });
+    }
+}
+
+/// Line shapes remembered per worker (beyond them, lines take the full path).
+const MAX_SHAPES: usize = 50_000;
+
+/// A short line of printable ASCII, hashed with each run of digits replaced by its length:
+/// two lines of one shape differ only in the values of their numbers, so they parse to the
+/// same prefix (less any rank, which is read from the digits) and the same template.
+/// `None` for other lines (control bytes, non-ASCII, long), which take the full path.
+fn raw_shape(raw: &[u8]) -> Option<u64> {
+    if raw.len() > 400 {
+        return None;
+    }
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut run = 0u64;
+    let mut put = |c: u64| {
+        h ^= c;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    };
+    for &b in raw {
+        if b.is_ascii_digit() {
+            run += 1;
+            continue;
+        }
+        if !(b == b'\t' || (0x20..0x7f).contains(&b)) {
+            return None;
+        }
+        if run > 0 {
+            put(0x100 + run);
+            run = 0;
+        }
+        put(u64::from(b));
+    }
+    if run > 0 {
+        put(0x100 + run);
+    }
+    Some(h)
 }
 
 impl Scanner {
@@ -734,6 +812,8 @@ struct Piece {
     latest: HashMap<u64, std::collections::VecDeque<Latest>>,
     serving: ServingStats,
     templates: HashMap<u64, TemplateStat>,
+    /// Line shapes (`raw_shape`) whose template is known.
+    shapes: HashMap<u64, u64>,
     dropped: u64,
 }
 
@@ -1273,6 +1353,61 @@ mod tests {
             lines,
             vec![8, 9, 50_008, 50_009, 100_008, 100_009, 150_008, 150_009]
         );
+    }
+
+    #[test]
+    fn repeats_of_one_shape_are_counted_and_their_latest_kept() {
+        // Access-log lines: one template, many shapes (addresses of different widths); past
+        // the first examples the shape alone stands for the template.
+        let text: String = (0..300)
+            .map(|i| {
+                format!(
+                    "INFO:     10.0.{}.{}:{} - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n",
+                    i % 7,
+                    i % 256,
+                    1000 + i
+                )
+            })
+            .collect();
+        let out = scan(&text);
+        let t = out
+            .templates
+            .values()
+            .find(|t| t.example.contains("POST /v1"))
+            .expect("the template");
+        assert_eq!(t.count, 300);
+        let kept: Vec<u64> = out.records.iter().map(|r| r.line).collect();
+        let want: Vec<u64> = (1..=48).chain(253..=300).collect();
+        assert_eq!(kept, want);
+        let last = out.records.last().expect("a record");
+        assert_eq!(last.text, text.lines().last().expect("a line"));
+        assert_eq!(
+            last.template,
+            template_key(&last.text[last.prefix.msg_start..])
+        );
+    }
+
+    #[test]
+    fn a_shape_holding_a_rank_is_read_each_time() {
+        let text: String = (0..200)
+            .map(|i| {
+                format!(
+                    "[2026-02-24 10:00:00 TP{}] Retract requests. #retracted_reqs: {}\n",
+                    i % 8,
+                    i
+                )
+            })
+            .collect();
+        let out = scan(&text);
+        let t = out
+            .templates
+            .values()
+            .find(|t| t.example.contains("Retract"))
+            .expect("the template");
+        assert_eq!(t.count, 200);
+        let mut ranks = t.ranks.clone();
+        ranks.sort_unstable();
+        assert_eq!(ranks, (0..8).collect::<Vec<u32>>());
     }
 
     #[test]
