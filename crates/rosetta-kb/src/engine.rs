@@ -617,7 +617,45 @@ impl<'a> Context<'a> {
                 (hit, vec![])
             }
             Fact::MemoryHeadroomShort => self.memory_headroom_short(),
+            Fact::ImportAcrossPackages => (self.import_across_packages(), vec![]),
         }
+    }
+
+    /// `No module named 'a.b'` (Python names the dotted path only when `a` imported) raised
+    /// by code outside package `a` that asked for exactly that module: the importer was
+    /// written for a version of `a` that had it. The same error inside `a` is `a`'s own
+    /// install missing a part.
+    fn import_across_packages(&self) -> bool {
+        let Some(inc) = self.log.failure_incident() else {
+            return false;
+        };
+        let Some(rest) = inc.message.split("No module named '").nth(1) else {
+            return false;
+        };
+        let module = rest.split('\'').next().unwrap_or("");
+        let Some((top, _)) = module.split_once('.') else {
+            return false;
+        };
+        let importer = inc
+            .frames
+            .iter()
+            .rev()
+            .find(|f| !f.file.starts_with("<frozen") && !f.file.contains("/importlib/"));
+        importer.is_some_and(|f| {
+            let file = f.file.replace('\\', "/");
+            // The import asks for a deeper path than the one missing (`from a.b.c import`,
+            // `No module named 'a.b'`): a whole subpackage of `a` is absent, a build or variant
+            // of `a` without that part rather than another version's layout.
+            let asked = f.code.as_deref().and_then(|c| {
+                let c = c.trim();
+                c.strip_prefix("from ")
+                    .or_else(|| c.strip_prefix("import "))
+                    .and_then(|r| r.split_whitespace().next())
+            });
+            let part_absent =
+                asked.is_some_and(|a| a != module && a.starts_with(&format!("{module}.")));
+            !file.contains(&format!("/{top}/")) && !part_absent
+        })
     }
 
     /// The memory fraction leaves less room outside it than the engine's own default

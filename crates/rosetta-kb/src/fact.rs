@@ -52,11 +52,14 @@ pub enum Fact {
     /// The memory fraction leaves less headroom than the engine's default.
     #[serde(rename = "memory-headroom-short")]
     MemoryHeadroomShort,
+    /// A module missing from an installed package is imported by another package's code.
+    #[serde(rename = "import-across-packages")]
+    ImportAcrossPackages,
 }
 
 impl Fact {
     /// Every fact, in the order the docs list them.
-    pub const ALL: [Fact; 14] = [
+    pub const ALL: [Fact; 15] = [
         Fact::PositionOverflow,
         Fact::MultiRank,
         Fact::CudaGraphOn,
@@ -71,6 +74,7 @@ impl Fact {
         Fact::ShapeRatioTp,
         Fact::ContextOverLimit,
         Fact::MemoryHeadroomShort,
+        Fact::ImportAcrossPackages,
     ];
 
     /// The name rules use.
@@ -156,6 +160,11 @@ impl Fact {
                 "memory-headroom-short",
                 "the memory fraction leaves less room for activations and CUDA graphs than the engine's own default keeps, by more than the engine file's `risk_below` share (needs the GPU's memory: `--env`, or preflight; the heuristic is data in `kb/engines/`)",
                 false,
+            ),
+            Fact::ImportAcrossPackages => (
+                "import-across-packages",
+                "the failure is `No module named 'a.b'` (package `a` is installed, its module `b` is not), the code importing it is not under `a/`, and it asks for `a.b` itself (not a deeper `a.b.c`, which says a whole part of `a` is absent): another package's code expects another version of `a`",
+                true,
             ),
         }
     }

@@ -226,12 +226,18 @@ pub struct Vocabulary {
     pub scanner_context: Vec<String>,
     /// The entries as written, with their examples, for the harness and the lint.
     pub entries: Vec<Entry>,
-    /// Where a message gives a CUDA error by number (each pattern has a group `code`).
-    cuda_error_patterns: Vec<LazyRegex>,
-    /// CUDA error numbers: (name, text).
-    cuda_errors: HashMap<u32, (String, String)>,
-    /// The `[cuda_errors]` examples: (fires, quiet).
-    pub cuda_error_examples: (Vec<String>, Vec<String>),
+    /// Libraries' error numbers (CUDA runtime, cuBLAS): where a message gives one, and what
+    /// each means.
+    code_tables: Vec<CodeTable>,
+    /// The `[error_codes.*]` examples: (fires, quiet).
+    pub error_code_examples: (Vec<String>, Vec<String>),
+}
+
+/// One library's error numbers: where a message gives one (each pattern has a group `code`),
+/// and each number's name and text.
+struct CodeTable {
+    patterns: Vec<LazyRegex>,
+    codes: HashMap<u32, (String, String)>,
 }
 
 impl std::fmt::Debug for Vocabulary {
@@ -338,13 +344,14 @@ struct FileDoc {
     #[serde(default)]
     scanner: Option<ScannerDoc>,
     #[serde(default)]
-    cuda_errors: Option<CudaErrorsDoc>,
+    error_codes: std::collections::BTreeMap<String, CodesDoc>,
 }
 
-/// `[cuda_errors]`: where a message gives a CUDA error by number, and what each number means.
+/// `[error_codes.LIBRARY]`: where a message gives one of a library's error numbers, and what
+/// each number means.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct CudaErrorsDoc {
+struct CodesDoc {
     patterns: Vec<String>,
     #[serde(default)]
     fires: Vec<String>,
@@ -605,8 +612,7 @@ impl Vocabulary {
                     | "[[banner]]"
                     | "[serving]"
                     | "[scanner]"
-                    | "[cuda_errors]"
-            )
+            ) || (l.trim().starts_with("[error_codes.") && !l.trim().starts_with("[["))
         })
     }
 
@@ -626,9 +632,8 @@ impl Vocabulary {
         let mut banners: Vec<(BannerDoc, PathBuf)> = Vec::new();
         let mut serving: HashSet<String> = HashSet::new();
         let (mut sc_serving, mut sc_errors, mut sc_context) = (Vec::new(), Vec::new(), Vec::new());
-        let mut cuda_error_patterns = Vec::new();
-        let mut cuda_errors = HashMap::new();
-        let mut cuda_error_examples = (Vec::new(), Vec::new());
+        let mut code_tables: Vec<CodeTable> = Vec::new();
+        let mut error_code_examples = (Vec::new(), Vec::new());
         for (path, text) in files {
             let doc: FileDoc = toml::from_str(&text).map_err(|e| VocabError::Parse {
                 path: path.clone(),
@@ -663,32 +668,39 @@ impl Vocabulary {
             if let Some(s) = doc.serving {
                 serving.extend(s.functions);
             }
-            if let Some(c) = doc.cuda_errors {
+            for (library, c) in doc.error_codes {
+                let mut table = CodeTable {
+                    patterns: Vec::new(),
+                    codes: HashMap::new(),
+                };
                 for (i, p) in c.patterns.iter().enumerate() {
                     let re = compile(
                         &path,
-                        "cuda error pattern",
-                        &i.to_string(),
+                        "error code pattern",
+                        &format!("{library} {i}"),
                         std::slice::from_ref(p),
                         check,
                     )?;
                     if !re.as_str().contains("(?P<code>") {
                         return Err(VocabError::Invalid {
                             path: path.clone(),
-                            message: format!("cuda_errors pattern {i} has no group `code`"),
+                            message: format!(
+                                "error_codes.{library} pattern {i} has no group `code`"
+                            ),
                         });
                     }
-                    cuda_error_patterns.push(re);
+                    table.patterns.push(re);
                 }
                 for (code, meaning) in c.codes {
                     let n: u32 = code.parse().map_err(|_| VocabError::Invalid {
                         path: path.clone(),
-                        message: format!("cuda_errors code `{code}` is not a number"),
+                        message: format!("error_codes.{library} code `{code}` is not a number"),
                     })?;
-                    cuda_errors.insert(n, meaning);
+                    table.codes.insert(n, meaning);
                 }
-                cuda_error_examples.0.extend(c.fires);
-                cuda_error_examples.1.extend(c.quiet);
+                code_tables.push(table);
+                error_code_examples.0.extend(c.fires);
+                error_code_examples.1.extend(c.quiet);
             }
             if let Some(s) = doc.scanner {
                 sc_serving.extend(s.serving);
@@ -868,9 +880,8 @@ impl Vocabulary {
             scanner_errors: sc_errors,
             scanner_context: sc_context,
             entries,
-            cuda_error_patterns,
-            cuda_errors,
-            cuda_error_examples,
+            code_tables,
+            error_code_examples,
             signal_lits: OnceLock::new(),
             milestone_lits: OnceLock::new(),
         })
@@ -881,20 +892,37 @@ impl Vocabulary {
         self.signal_set.matches(msg)
     }
 
-    /// What a CUDA error given only by its number means (`CUDA error 98` ->
-    /// `cudaErrorInvalidDeviceFunction: invalid device function`), when the message does not
-    /// already say it.
-    pub fn cuda_error_meaning(&self, msg: &str) -> Option<String> {
-        let code: u32 = self
-            .cuda_error_patterns
-            .iter()
-            .find_map(|re| re.captures(msg)?.name("code")?.as_str().parse().ok())?;
-        let (name, text) = self.cuda_errors.get(&code)?;
-        let lower = msg.to_ascii_lowercase();
-        if lower.contains(&text.to_ascii_lowercase()) || msg.contains(name.as_str()) {
-            return None;
+    /// The signals matching a message read with its error number's meaning (`cuBLAS API
+    /// failed with status 15` also reads as `CUBLAS_STATUS_NOT_SUPPORTED: ...`).
+    pub fn signal_matches_read(&self, msg: &str) -> Vec<usize> {
+        let mut matched = self.signal_matches(msg);
+        if let Some(meaning) = self.error_code_meaning(msg) {
+            for s in self.signal_matches(&meaning) {
+                if !matched.contains(&s) {
+                    matched.push(s);
+                }
+            }
         }
-        Some(format!("{name}: {text}"))
+        matched
+    }
+
+    /// What a library's error given only by its number means (`CUDA error 98` ->
+    /// `cudaErrorInvalidDeviceFunction: invalid device function`, `cuBLAS API failed with
+    /// status 15` -> `CUBLAS_STATUS_NOT_SUPPORTED: ...`), when the message does not already
+    /// say it.
+    pub fn error_code_meaning(&self, msg: &str) -> Option<String> {
+        self.code_tables.iter().find_map(|t| {
+            let code: u32 = t
+                .patterns
+                .iter()
+                .find_map(|re| re.captures(msg)?.name("code")?.as_str().parse().ok())?;
+            let (name, text) = t.codes.get(&code)?;
+            let lower = msg.to_ascii_lowercase();
+            if lower.contains(&text.to_ascii_lowercase()) || msg.contains(name.as_str()) {
+                return None;
+            }
+            Some(format!("{name}: {text}"))
+        })
     }
 
     /// Whether one signal matches a message (for tests and the lint).
@@ -1055,30 +1083,35 @@ fn kebab(camel: &str) -> String {
 mod tests {
 
     #[test]
-    fn cuda_error_numbers_are_read_as_their_text() {
+    fn error_numbers_are_read_as_their_text() {
         let v = Vocabulary::embedded();
-        let (fires, quiet) = &v.cuda_error_examples;
+        let (fires, quiet) = &v.error_code_examples;
         assert!(!fires.is_empty() && !quiet.is_empty());
         for f in fires {
             assert!(
-                v.cuda_error_meaning(f).is_some(),
+                v.error_code_meaning(f).is_some(),
                 "no meaning read from {f:?}"
             );
         }
         for q in quiet {
-            assert_eq!(v.cuda_error_meaning(q), None, "a meaning read from {q:?}");
+            assert_eq!(v.error_code_meaning(q), None, "a meaning read from {q:?}");
         }
         assert_eq!(
-            v.cuda_error_meaning(
+            v.error_code_meaning(
                 "RuntimeError: Failed: CUDA runtime error csrc/jit/kernel_runtime.hpp:108 '98'"
             )
             .as_deref(),
             Some("cudaErrorInvalidDeviceFunction: invalid device function")
         );
         assert_eq!(
-            v.cuda_error_meaning("CUDA error 700 at ggml-cuda.cu:1")
+            v.error_code_meaning("CUDA error 700 at ggml-cuda.cu:1")
                 .as_deref(),
             Some("cudaErrorIllegalAddress: an illegal memory access was encountered")
+        );
+        assert_eq!(
+            v.error_code_meaning("test_modules.py cuBLAS API failed with status 15")
+                .as_deref(),
+            Some("CUBLAS_STATUS_NOT_SUPPORTED: the requested functionality is not supported")
         );
     }
 

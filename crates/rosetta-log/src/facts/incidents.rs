@@ -27,7 +27,7 @@ pub(super) fn unnamed_errors(voc: &Vocabulary, records: &[Record]) -> Vec<(usize
 
 /// The line names a failure: a signal that can class an incident, or an exception line.
 pub(super) fn names_failure(voc: &Vocabulary, msg: &str) -> bool {
-    voc.signal_matches(msg)
+    voc.signal_matches_read(msg)
         .into_iter()
         .any(|s| voc.signals[s].strength >= 5)
         || traceback::parse_exception_line(msg.trim()).is_some()
@@ -261,7 +261,7 @@ pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback])
             && !voc.shape(ShapeId::IgnoredImport).is_match(r.message())
             && !in_tb(r.source, r.line);
         let strengths: Vec<u8> = if candidate {
-            sig.signal_matches(r.message())
+            sig.signal_matches_read(r.message())
                 .into_iter()
                 .map(|s| sig.signals[s].strength)
                 .collect()
@@ -557,10 +557,7 @@ pub(super) fn classify(
             inc.asynchronous = true;
         }
         // A CUDA error given only by its number reads as its text too.
-        let mut matched = sig.signal_matches(t);
-        if let Some(meaning) = sig.cuda_error_meaning(t) {
-            matched.extend(sig.signal_matches(&meaning));
-        }
+        let matched = sig.signal_matches_read(t);
         for s in matched {
             let sg = &sig.signals[s];
             if !inc.signals.contains(&sg.id) {

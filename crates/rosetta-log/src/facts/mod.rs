@@ -300,10 +300,14 @@ impl LogFacts {
         f.incidents = incidents(voc, &f.records, &tbs);
         f.warnings = warnings(voc, &templates, &mut f.warning_total);
         let (mut failure, other_runs) = choose_failure(voc, &f, &templates);
-        // A CUDA error given only by its number: the report says what the number means.
+        // An error given only by its number (CUDA, cuBLAS): the report, and the rules that
+        // read the failure's message, see what the number means.
         if let Some(fl) = failure.as_mut() {
-            if let Some(meaning) = voc.cuda_error_meaning(&fl.message) {
+            if let Some(meaning) = voc.error_code_meaning(&fl.message) {
                 fl.message = format!("{} ({meaning})", fl.message);
+                if let Some(inc) = f.incidents.get_mut(fl.incident) {
+                    inc.message = format!("{} ({meaning})", inc.message);
+                }
             }
         }
         f.failure = failure;
