@@ -198,11 +198,14 @@ pub struct Scanner {
     /// The literal automaton as a contiguous NFA: quick to build.
     ac: AhoCorasick,
     /// The same patterns as a DFA (same matches, faster on big inputs), built
-    /// once `DFA_AFTER` bytes have been scanned; shared by `fresh` copies.
-    dfa: Arc<OnceLock<AhoCorasick>>,
+    /// once `DFA_AFTER` bytes have been scanned, with the error words' DFA beside it;
+    /// shared by `fresh` copies.
+    dfa: Arc<OnceLock<(AhoCorasick, AhoCorasick)>>,
     pats: Arc<Vec<String>>,
     scanned: AtomicU64,
+    /// The words that make a kept line an error line, as a contiguous NFA.
     errors: AhoCorasick,
+    error_words: Arc<Vec<String>>,
     kinds: Vec<HitKind>,
     retained: AtomicUsize,
 }
@@ -328,6 +331,7 @@ impl Scanner {
             .zip(drop)
             .filter_map(|(w, d)| (!d).then_some(w))
             .collect();
+        let error_words: Vec<String> = error_words.into_iter().map(String::from).collect();
         let errors = AhoCorasickBuilder::new()
             .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
             .build(&error_words)
@@ -338,20 +342,26 @@ impl Scanner {
             pats: Arc::new(pats),
             scanned: AtomicU64::new(0),
             errors,
+            error_words: Arc::new(error_words),
             kinds,
             retained: AtomicUsize::new(0),
         }
     }
 
-    /// The automaton for the next `len` bytes: the NFA until the scanner has
-    /// read `DFA_AFTER` bytes, then the DFA (both find the same matches).
-    fn automaton(&self, len: usize) -> &AhoCorasick {
+    /// The automatons (all words, error words) for the next `len` bytes: the NFAs until
+    /// the scanner has read `DFA_AFTER` bytes, then the DFAs (both find the same matches).
+    fn automata(&self, len: usize) -> (&AhoCorasick, &AhoCorasick) {
         let before = self.scanned.fetch_add(len as u64, Ordering::Relaxed);
         if before + len as u64 <= DFA_AFTER {
-            return &self.ac;
+            return (&self.ac, &self.errors);
         }
-        self.dfa
-            .get_or_init(|| automaton(&self.pats, aho_corasick::AhoCorasickKind::DFA))
+        let (ac, errors) = self.dfa.get_or_init(|| {
+            (
+                automaton(&self.pats, aho_corasick::AhoCorasickKind::DFA),
+                automaton(&self.error_words, aho_corasick::AhoCorasickKind::DFA),
+            )
+        });
+        (ac, errors)
     }
 
     /// The same scanner with its own retained-text budget, for a run of its own
@@ -364,6 +374,7 @@ impl Scanner {
             pats: Arc::clone(&self.pats),
             scanned: AtomicU64::new(0),
             errors: self.errors.clone(),
+            error_words: Arc::clone(&self.error_words),
             kinds: self.kinds.clone(),
             retained: AtomicUsize::new(0),
         }
@@ -556,7 +567,7 @@ impl Scanner {
         let mut pos = 0usize; // search position
         let mut counted_to = 0usize; // newlines counted in data[..counted_to]
         let mut line_no = 0u64; // 0-based line number of the line starting at counted_to
-        let ac = self.automaton(data.len());
+        let (ac, errors) = self.automata(data.len());
         while pos < data.len() {
             let Some(m) = ac.find(aho_corasick::Input::new(data).span(pos..data.len())) else {
                 break;
@@ -571,7 +582,7 @@ impl Scanner {
                 p.serving.note(k, line_no + 1);
             } else {
                 let errorish =
-                    kind == HitKind::Error || self.errors.is_match(&data[line_start..line_end]);
+                    kind == HitKind::Error || errors.is_match(&data[line_start..line_end]);
                 self.keep(
                     source,
                     data,
@@ -600,7 +611,7 @@ impl Scanner {
                     }
                     line_no += 1;
                     counted_to = next;
-                    let line_errorish = self.errors.is_match(line);
+                    let line_errorish = errors.is_match(line);
                     self.keep(
                         source,
                         data,
