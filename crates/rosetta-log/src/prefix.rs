@@ -99,6 +99,7 @@ struct Patterns {
     logfmt: Regex,
     syslog: Regex,
     trt: Regex,
+    spdlog: Regex,
     logger_rank: Regex,
     location: Regex,
     bracket_location: Regex,
@@ -130,6 +131,10 @@ fn patterns() -> &'static Patterns {
         level_word: crate::lazy::ascii_regex(r"^(?:\[(?i:(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|E|W|I))\]|(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|Error|Warning)\b:?)\s*").unwrap(),
         syslog: crate::lazy::ascii_regex(r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [\w.\-/]+(?:\[(\d+)\])?: ").unwrap(),
         trt: crate::lazy::ascii_regex(r"^\[(TensorRT-LLM|TRT-LLM)\](?:\s*\[RANK (\d+)\])?\s*\[(ERROR|WARNING|INFO|DEBUG|VERBOSE|E|W|I|V)\]\s*").unwrap(),
+        // spdlog's default pattern (`[2024-05-01 10:00:00.123] [name] [warning] `), and with
+        // other bracketed fields before its level (ctranslate2's `[ctranslate2] [thread 10436]
+        // [warning] `): the level is the last bracketed word.
+        spdlog: crate::lazy::ascii_regex(r"^(?:\[[^\[\]]{1,60}\]\s*){1,3}\[(trace|debug|info|warning|warn|error|critical)\]\s*").unwrap(),
         logger_rank: crate::lazy::ascii_regex(r"^[\w.\-]*\[rank[= ]?(\d+)\]").unwrap(),
         location: crate::lazy::ascii_regex(r"^([\w\-./]+\.(?:py|cpp|cc|cu|h|hpp|rs|c)):(\d+)(?::| -|\])\s*").unwrap(),
         // ` [multiproc_executor.py:852] `: vLLM's location tag left when a paste cut the rest of the prefix
@@ -238,6 +243,7 @@ struct Gates {
     vllm: bool,
     iso: bool,
     trt: bool,
+    spdlog: bool,
     bracket_location: bool,
     syslog: bool,
     level_word: bool,
@@ -266,6 +272,7 @@ impl Gates {
         vllm: true,
         iso: true,
         trt: true,
+        spdlog: true,
         bracket_location: true,
         syslog: true,
         level_word: true,
@@ -308,6 +315,7 @@ impl Gates {
                 || b0 >= 0x80
                 || (open && b1 >= 0x80),
             trt: b.starts_with(b"[T"),
+            spdlog: open,
             bracket_location: rest.trim_start().starts_with('['),
             syslog: b0.is_ascii_uppercase()
                 && b.get(1..3)
@@ -445,6 +453,12 @@ fn parse_with(line: &str, ungated: bool) -> Prefix {
             }
             p.level = level_from(&c[3]);
             pos += c[0].len();
+        } else if let Some(c) = (g.spdlog && p.level.is_none())
+            .then(|| pat.spdlog.captures(rest))
+            .flatten()
+        {
+            p.level = level_from(&c[1]);
+            pos += c[0].len();
         } else if let Some(c) = g
             .bracket_location
             .then(|| pat.bracket_location.captures(rest))
@@ -535,6 +549,24 @@ mod tests {
 
     fn msg<'a>(line: &'a str, p: &Prefix) -> &'a str {
         &line[p.msg_start..]
+    }
+
+    #[test]
+    fn spdlog_levels_are_read_after_other_bracketed_fields() {
+        let p = parse("[ctranslate2] [thread 10436] [warning] The compute type inferred from the saved model is float16");
+        assert_eq!(p.level, Some(Level::Warning));
+        assert!(p.msg_start > 0);
+        let p = parse("[2024-05-01 10:00:00.123] [server] [error] failed to bind");
+        assert_eq!(p.level, Some(Level::Error));
+        assert_eq!(
+            &"[2024-05-01 10:00:00.123] [server] [error] failed to bind"[p.msg_start..],
+            "failed to bind"
+        );
+        // A bracketed word that is not a level is message.
+        assert_eq!(
+            parse("[ctranslate2] [thread 1] [loading] model").level,
+            None
+        );
     }
 
     #[test]

@@ -894,14 +894,23 @@ impl Vocabulary {
 
     /// The signals matching a message read with its error number's meaning (`cuBLAS API
     /// failed with status 15` also reads as `CUBLAS_STATUS_NOT_SUPPORTED: ...`).
+    /// An exception raised with several strings prints them as a tuple (`('Quantization scheme
+    /// is not supported for ', 'the current GPU. Min capability: 80. ', ...)`): the message
+    /// is also read with the pieces joined.
     pub fn signal_matches_read(&self, msg: &str) -> Vec<usize> {
         let mut matched = self.signal_matches(msg);
-        if let Some(meaning) = self.error_code_meaning(msg) {
-            for s in self.signal_matches(&meaning) {
+        let also = |text: &str, matched: &mut Vec<usize>| {
+            for s in self.signal_matches(text) {
                 if !matched.contains(&s) {
                     matched.push(s);
                 }
             }
+        };
+        if let Some(meaning) = self.error_code_meaning(msg) {
+            also(&meaning, &mut matched);
+        }
+        if msg.contains("', '") {
+            also(&msg.replace("', '", ""), &mut matched);
         }
         matched
     }
