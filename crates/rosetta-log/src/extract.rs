@@ -113,6 +113,8 @@ struct Patterns {
     cuda_pair: LazyRegex,
     torch_cu: LazyRegex,
     cc: LazyRegex,
+    /// A capability printed as one number (vLLM's `Current capability: 75`).
+    cc_int: LazyRegex,
     arch: LazyRegex,
     generation: LazyRegex,
     gpu_memory: LazyRegex,
@@ -157,6 +159,7 @@ fn patterns() -> &'static Patterns {
         cuda_pair: LazyRegex::trusted(r"\bruntime (\d{4,5}), driver (\d{4,5})"),
         torch_cu: LazyRegex::trusted(r"\+cu(\d{2,3})\b"),
         cc: LazyRegex::trusted(r"(?i)compute capability:?\s*\(?(\d{1,2})\.(\d)"),
+        cc_int: LazyRegex::trusted(r"(?i)\bcurrent (?:compute )?capability:?\s*(\d{1,2})(\d)\b"),
         arch: LazyRegex::trusted(r"\b(sm_?\d{2,3}[af]?|gfx\d{3,4}[a-z]?)\b"),
         generation: LazyRegex::trusted(r"\b(Blackwell|Hopper|Ada Lovelace|Ampere|Turing|Volta)\b"),
         gpu_memory: LazyRegex::trusted(r"(?i)total capacity of ([\d.]+) GiB|\b\d+MiB\s*/\s*(\d{4,6})MiB\b|\btotal[_ ]memory\s*[=:]\s*([\d.]+)\s*GiB"),
@@ -406,7 +409,7 @@ pub fn extract(records: &[Record], gpu_names: &[&str]) -> Extracted {
                 }
             }
         }
-        if let Some(c) = pat.cc.captures(msg) {
+        if let Some(c) = pat.cc.captures(msg).or_else(|| pat.cc_int.captures(msg)) {
             push_unique(
                 &mut x.compute_capabilities,
                 format!("{}.{}", &c[1], &c[2]),
@@ -625,6 +628,24 @@ mod tests {
         let out =
             Scanner::new(crate::Vocabulary::embedded(), &[]).scan_reader(0, &mut log.as_bytes());
         extract(&out.records, &["RTX PRO 6000", "H200", "RTX 2080"])
+    }
+
+    #[test]
+    fn a_capability_printed_as_one_number_is_read() {
+        let x = ex("ERROR 07-02 03:13:11 [engine.py:458] ('Quantization scheme is not supported for ', 'the current GPU. Min capability: 80. ', 'Current capability: 75.')\n");
+        let cc: Vec<&str> = x
+            .compute_capabilities
+            .iter()
+            .map(|c| c.value.as_str())
+            .collect();
+        assert_eq!(cc, ["7.5"]);
+        let x = ex("ValueError: The quantization method fp8 is not supported for the current GPU. Minimum capability: 89. Current capability: 120.\n");
+        let cc: Vec<&str> = x
+            .compute_capabilities
+            .iter()
+            .map(|c| c.value.as_str())
+            .collect();
+        assert_eq!(cc, ["12.0"]);
     }
 
     #[test]
