@@ -632,20 +632,14 @@ mod tests {
 
     #[test]
     fn a_capability_printed_as_one_number_is_read() {
-        let x = ex("ERROR 07-02 03:13:11 [engine.py:458] ('Quantization scheme is not supported for ', 'the current GPU. Min capability: 80. ', 'Current capability: 75.')\n");
-        let cc: Vec<&str> = x
-            .compute_capabilities
-            .iter()
-            .map(|c| c.value.as_str())
-            .collect();
-        assert_eq!(cc, ["7.5"]);
-        let x = ex("ValueError: The quantization method fp8 is not supported for the current GPU. Minimum capability: 89. Current capability: 120.\n");
-        let cc: Vec<&str> = x
-            .compute_capabilities
-            .iter()
-            .map(|c| c.value.as_str())
-            .collect();
-        assert_eq!(cc, ["12.0"]);
+        for (line, want) in [
+            ("ERROR 07-02 03:13:11 [engine.py:458] ('Quantization scheme is not supported for ', 'the current GPU. Min capability: 80. ', 'Current capability: 75.')\n", "7.5"),
+            ("ValueError: The quantization method fp8 is not supported for the current GPU. Minimum capability: 89. Current capability: 120.\n", "12.0"),
+        ] {
+            let x = ex(line);
+            let cc: Vec<&str> = x.compute_capabilities.iter().map(|c| c.value.as_str()).collect();
+            assert_eq!(cc, [want], "{line}");
+        }
     }
 
     #[test]

@@ -1366,6 +1366,13 @@ mod tests {
         );
     }
 
+    fn template_holding<'a>(out: &'a ScanOutput, word: &str) -> &'a TemplateStat {
+        out.templates
+            .values()
+            .find(|t| t.example.contains(word))
+            .expect("the template")
+    }
+
     #[test]
     fn repeats_of_one_shape_are_counted_and_their_latest_kept() {
         // Access-log lines: one template, many shapes (addresses of different widths); past
@@ -1381,11 +1388,7 @@ mod tests {
             })
             .collect();
         let out = scan(&text);
-        let t = out
-            .templates
-            .values()
-            .find(|t| t.example.contains("POST /v1"))
-            .expect("the template");
+        let t = template_holding(&out, "POST /v1");
         assert_eq!(t.count, 300);
         let kept: Vec<u64> = out.records.iter().map(|r| r.line).collect();
         let want: Vec<u64> = (1..=48).chain(253..=300).collect();
@@ -1410,11 +1413,7 @@ mod tests {
             })
             .collect();
         let out = scan(&text);
-        let t = out
-            .templates
-            .values()
-            .find(|t| t.example.contains("Retract"))
-            .expect("the template");
+        let t = template_holding(&out, "Retract");
         assert_eq!(t.count, 200);
         let mut ranks = t.ranks.clone();
         ranks.sort_unstable();
