@@ -612,7 +612,7 @@ impl Vocabulary {
                     | "[[banner]]"
                     | "[serving]"
                     | "[scanner]"
-            ) || (l.trim().starts_with("[error_codes.") && !l.trim().starts_with("[["))
+            ) || l.trim().starts_with("[error_codes.")
         })
     }
 

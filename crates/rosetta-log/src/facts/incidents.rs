@@ -556,7 +556,8 @@ pub(super) fn classify(
         if t.contains("asynchronously reported") {
             inc.asynchronous = true;
         }
-        // A CUDA error given only by its number reads as its text too.
+        // An error given only by its number reads as its text too, a tuple of strings as
+        // their joined text.
         let matched = sig.signal_matches_read(t);
         for s in matched {
             let sg = &sig.signals[s];
