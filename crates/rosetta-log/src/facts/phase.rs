@@ -806,7 +806,7 @@ mod tests {
 
     #[test]
     fn an_error_quoted_above_its_log_takes_the_logs_last_step() {
-        // (Not ollama's `llama runner process has terminated`: that names the load itself.)
+        // An engine-neutral error line: the test is about the quote, not an engine's wording.
         let quoted = "Error: GGML_ASSERT(n > 0) failed\n\
             time=2025-03-06T06:24:21.616Z level=INFO source=runner.go:992 msg=\"Server listening on 127.0.0.1:44397\"\n\
             llama_model_loader: loaded meta data with 34 key-value pairs and 389 tensors from /m.gguf\n\
