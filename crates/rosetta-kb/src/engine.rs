@@ -618,6 +618,7 @@ impl<'a> Context<'a> {
             }
             Fact::MemoryHeadroomShort => self.memory_headroom_short(),
             Fact::ImportAcrossPackages => (self.import_across_packages(), vec![]),
+            Fact::KeywordWithinCodebase => (self.keyword_within_codebase(), vec![]),
         }
     }
 
@@ -656,6 +657,47 @@ impl<'a> Context<'a> {
                 asked.is_some_and(|a| a != module && a.starts_with(&format!("{module}.")));
             !file.contains(&format!("/{top}/")) && !part_absent
         })
+    }
+
+    /// `Outer.f.<locals>.g() got an unexpected keyword argument`: `g` was made inside `f`
+    /// (a lambda or a nested function handed to a helper). When `f`'s frame is in the
+    /// traceback, its file is where `g` was written; the caller is the innermost frame.
+    /// Both of one codebase means the program disagrees with itself, not with a dependency.
+    fn keyword_within_codebase(&self) -> bool {
+        let Some(inc) = self.log.failure_incident() else {
+            return false;
+        };
+        let Some(head) = inc
+            .message
+            .split("() got an unexpected keyword argument")
+            .next()
+        else {
+            return false;
+        };
+        if head.len() == inc.message.len() {
+            return false;
+        }
+        let callee = head.rsplit([' ', ':']).next().unwrap_or("");
+        let Some((definer, _)) = callee.split_once(".<locals>.") else {
+            return false;
+        };
+        let mut parts = definer.rsplit('.');
+        let function = parts.next().unwrap_or("");
+        let owner = parts.next();
+        let Some(caller) = inc.frames.last() else {
+            return false;
+        };
+        // The definer's frame: its function by name and, for a method, a call of its class
+        // in the frame just outside it (`Model(...)` runs `Model.__init__`).
+        let defined_in = inc.frames.iter().enumerate().rev().find(|(i, fr)| {
+            fr.function == function
+                && owner.is_none_or(|c| {
+                    i.checked_sub(1)
+                        .and_then(|o| inc.frames[o].code.as_deref())
+                        .is_some_and(|code| code.contains(&format!("{c}(")))
+                })
+        });
+        defined_in.is_some_and(|(_, fr)| same_codebase(&fr.file, &caller.file))
     }
 
     /// The memory fraction leaves less room outside it than the engine's own default
@@ -1197,9 +1239,71 @@ pub fn diagnose(kb: &KnowledgeBase, ctx: &Context) -> Scored {
     scored
 }
 
+/// The installed package a Python file belongs to: the folder right under `site-packages`
+/// or `dist-packages` (`.../site-packages/vllm/config.py` -> `vllm`).
+fn installed_package(file: &str) -> Option<String> {
+    let file = file.replace('\\', "/");
+    let (_, rest) = file
+        .split_once("/site-packages/")
+        .or_else(|| file.split_once("/dist-packages/"))?;
+    let top = rest.split('/').next()?;
+    (top.len() < rest.len()).then(|| top.to_string())
+}
+
+/// Two Python files of one codebase: the same installed package, or, outside any
+/// installed package, one source tree (their folders share at least four levels, as
+/// `/home/me/src/engine/...` does; fewer is a shared home or system folder).
+fn same_codebase(a: &str, b: &str) -> bool {
+    match (installed_package(a), installed_package(b)) {
+        (Some(x), Some(y)) => x == y,
+        (None, None) => {
+            let (a, b) = (a.replace('\\', "/"), b.replace('\\', "/"));
+            let da: Vec<&str> = a.split('/').filter(|s| !s.is_empty()).collect();
+            let db: Vec<&str> = b.split('/').filter(|s| !s.is_empty()).collect();
+            let shared = da[..da.len().saturating_sub(1)]
+                .iter()
+                .zip(&db[..db.len().saturating_sub(1)])
+                .take_while(|(x, y)| x == y)
+                .count();
+            shared >= 4
+        }
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_belongs_to_its_installed_package_or_its_source_tree() {
+        assert_eq!(
+            installed_package("/opt/venv/lib/python3.12/site-packages/vllm/config.py").as_deref(),
+            Some("vllm")
+        );
+        assert_eq!(
+            installed_package(r"C:\venv\Lib\site-packages\torch\nn\modules\module.py").as_deref(),
+            Some("torch")
+        );
+        // A single-file module directly under site-packages is no package folder.
+        assert_eq!(
+            installed_package("/usr/lib/python3/dist-packages/six.py"),
+            None
+        );
+        assert!(same_codebase(
+            "/home/me/src/sglang/python/sglang/srt/utils.py",
+            "/home/me/src/sglang/python/sglang/srt/models/phi3_small.py"
+        ));
+        assert!(!same_codebase("/home/me/a/x.py", "/home/me/b/y.py"));
+        assert!(!same_codebase(
+            "/usr/lib/python3/site-packages/vllm/a.py",
+            "/usr/lib/python3/site-packages/transformers/b.py"
+        ));
+        assert!(!same_codebase(
+            "/app/serve.py",
+            "/usr/lib/python3/site-packages/vllm/a.py"
+        ));
+    }
 
     #[test]
     fn an_arch_stated_as_a_minimum_is_not_the_gpu() {

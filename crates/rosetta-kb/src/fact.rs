@@ -55,11 +55,15 @@ pub enum Fact {
     /// A module missing from an installed package is imported by another package's code.
     #[serde(rename = "import-across-packages")]
     ImportAcrossPackages,
+    /// A function defined inside a frame of the traceback refused a keyword its caller, of
+    /// the same codebase, passed.
+    #[serde(rename = "keyword-within-codebase")]
+    KeywordWithinCodebase,
 }
 
 impl Fact {
     /// Every fact, in the order the docs list them.
-    pub const ALL: [Fact; 15] = [
+    pub const ALL: [Fact; 16] = [
         Fact::PositionOverflow,
         Fact::MultiRank,
         Fact::CudaGraphOn,
@@ -75,6 +79,7 @@ impl Fact {
         Fact::ContextOverLimit,
         Fact::MemoryHeadroomShort,
         Fact::ImportAcrossPackages,
+        Fact::KeywordWithinCodebase,
     ];
 
     /// The name rules use.
@@ -164,6 +169,11 @@ impl Fact {
             Fact::ImportAcrossPackages => (
                 "import-across-packages",
                 "the failure is `No module named 'a.b'` (package `a` is installed, its module `b` is not), the code importing it is not under `a/`, and it asks for `a.b` itself (not a deeper `a.b.c`, which says a whole part of `a` is absent): another package's code expects another version of `a`",
+                true,
+            ),
+            Fact::KeywordWithinCodebase => (
+                "keyword-within-codebase",
+                "the failure is `f() got an unexpected keyword argument` for a function defined inside another function (`Outer.method.<locals>.f`) whose frame is in the traceback, and that frame's file and the calling frame's file are of one codebase (one installed package, or one source tree): caller and callee are the same program's code",
                 true,
             ),
         }

@@ -548,6 +548,9 @@ pub(super) fn classify(
     };
     let mut best_root: Option<(u8, usize, usize)> = None; // strength, signal, text index
     let mut best_cascade: Option<(u8, usize, usize)> = None;
+    // A weak signal (a fallback notice, how a process ended) names the block only when no
+    // root signal does: any other error of the block is the failure.
+    let mut best_weak: Option<(u8, usize, usize)> = None;
     // The first strong synchronous root, for an asynchronous fault reported after it.
     let mut first_sync_root: Option<(u8, usize, usize)> = None;
     // Phases the signals imply: (strength, phase, the class the signal names, hint only).
@@ -558,7 +561,15 @@ pub(super) fn classify(
         }
         // An error given only by its number reads as its text too, a tuple of strings as
         // their joined text.
-        let matched = sig.signal_matches_read(t);
+        let matched: Vec<usize> = sig.signal_matches_read(t).into_iter().collect();
+        // A line whose strongest signal is weak (a fallback notice quoting the error it
+        // fell back from) is weak as a whole: the error it quotes did not stop the program.
+        let line_weak = matched
+            .iter()
+            .map(|&s| &sig.signals[s])
+            .filter(|sg| sg.strength >= 5)
+            .max_by_key(|sg| sg.strength)
+            .is_some_and(|sg| sg.role == Role::Weak);
         for s in matched {
             let sg = &sig.signals[s];
             if !inc.signals.contains(&sg.id) {
@@ -572,15 +583,16 @@ pub(super) fn classify(
             if sg.strength < 5 {
                 continue;
             }
-            let slot = if sg.role == Role::Cascade {
-                &mut best_cascade
-            } else {
-                &mut best_root
+            let slot = match sg.role {
+                Role::Cascade => &mut best_cascade,
+                Role::Root if !line_weak => &mut best_root,
+                Role::Root | Role::Weak => &mut best_weak,
             };
             if slot.is_none_or(|(st, _, _)| sg.strength > st) {
                 *slot = Some((sg.strength, s, ti));
             }
             if sg.role == Role::Root
+                && !line_weak
                 && !sg.asynchronous
                 && sg.strength >= 85
                 && first_sync_root.is_none()
@@ -598,6 +610,7 @@ pub(super) fn classify(
             best_root = Some(first);
         }
     }
+    let best_root = best_root.or(best_weak);
     let chosen = match (best_root, best_cascade) {
         (Some(r), _) if r.0 >= 5 => Some((r, sig.signals[r.1].role)),
         (_, Some(c)) => Some((c, Role::Cascade)),
@@ -681,6 +694,23 @@ mod tests {
         let two = format!("{p} triton.compiler.errors.CompilationError: at 1:0:\n{q} def f():\n{q} ValueError(\"type fp8e4nv not supported in this architecture\")\n");
         let f = crate::facts::facts_of(&two).failure.expect("a failure");
         assert_eq!(f.class, FailureClass::BuildError, "{}", f.message);
+    }
+
+    #[test]
+    fn a_fallback_notice_yields_to_the_error_after_it() {
+        // The pinned pool's notice quotes a CUDA error (which alone names a failure); the
+        // server carried on without the pool, so the error after it is the failure.
+        let notice = "E0327 01:23:03.175862 1 pinned_memory_manager.cc:202] failed to allocate pinned system memory: CUDA driver version is insufficient for CUDA runtime version\n";
+        let f = crate::facts::facts_of(notice).failure.expect("a failure");
+        assert_eq!(f.class, FailureClass::CudaRuntimeError, "{}", f.message);
+        let log = format!("{notice}E0327 01:23:03.176953 1 model_repository_manager.cc:1682] unexpected platform type caffe2_netdef for resnet50_netdef\n");
+        let f = crate::facts::facts_of(&log).failure.expect("a failure");
+        assert_eq!(f.class, FailureClass::ConfigError, "{}", f.message);
+        assert!(f.message.contains("caffe2_netdef"), "{}", f.message);
+        // The same CUDA error on a line of its own is the failure.
+        let bare = "E0327 01:23:03.175862 1 server.cc:20] CUDA driver version is insufficient for CUDA runtime version\nE0327 01:23:03.176953 1 model_repository_manager.cc:1682] unexpected platform type caffe2_netdef for resnet50_netdef\n";
+        let f = crate::facts::facts_of(bare).failure.expect("a failure");
+        assert_eq!(f.class, FailureClass::CudaRuntimeError, "{}", f.message);
     }
 
     #[test]
