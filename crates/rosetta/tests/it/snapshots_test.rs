@@ -1,5 +1,6 @@
 //! Snapshots of what a person or a program reads: the bundled example's report
-//! in every format (text, Markdown, JSON, HTML), and a rule-file error. Review
+//! in every format (text, Markdown, JSON, HTML), `rosetta env` on the fat-binary
+//! fixtures in its three formats, the journal's views, and a rule-file error. Review
 //! changes with `cargo insta review`.
 
 use super::*;
@@ -235,4 +236,56 @@ fn findings_show_text() {
 #[test]
 fn findings_export_markdown() {
     insta::assert_snapshot!(findings_as(&["export"]));
+}
+
+/// `rosetta env` on the fat-binary fixtures, judged against sm_120, in `format`. No
+/// `nvidia-smi` is reachable (an empty PATH), so the GPU part reads the same on every machine;
+/// the checkout's path and the scan's duration are masked.
+fn env_as(format: &str) -> String {
+    let empty = tempfile::tempdir().unwrap();
+    let fixtures = repo().join("crates/rosetta-env/tests/fixtures");
+    let out = std::process::Command::new(bin())
+        .args(["env", "--scan"])
+        .arg(&fixtures)
+        .args(["--gpu", "sm_120", "--color", "never", "--format", format])
+        .env("PATH", empty.path())
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", "100")
+        .output()
+        .expect("rosetta runs");
+    assert!(
+        out.status.success(),
+        "{format}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout)
+        .unwrap()
+        .replace(&repo().display().to_string(), "<repo>");
+    let ms = regex::Regex::new(r#""elapsed_ms": \d+"#).unwrap();
+    let secs = regex::Regex::new(r"\d+\.\d\d s\b").unwrap();
+    let text = ms.replace_all(&text, r#""elapsed_ms": 0"#);
+    secs.replace_all(&text, "<elapsed>").into_owned()
+}
+
+#[test]
+fn env_text_report() {
+    let text = env_as("text");
+    assert!(text.contains("has no code for sm_120"), "{text}");
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn env_markdown_report() {
+    let text = env_as("markdown");
+    assert!(text.contains("| sm_120 |"), "{text}");
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn env_json_report() {
+    let text = env_as("json");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["targets"][0]["arch"], "sm_120");
+    assert_eq!(v["libraries"].as_array().map(Vec::len), Some(5));
+    insta::assert_snapshot!(text);
 }
