@@ -415,3 +415,34 @@ fn a_failed_probe_over_a_clean_log_does_not_read_ok() {
     assert!(!out.contains("OK  no failure found"), "{out}");
     assert!(out.contains("NOT IN LOG"), "{out}");
 }
+
+/// What `rosetta run` adds after the child's own output, snapshotted: the attempt line, the
+/// probe's verdict, the report and where it was recorded. What varies from run to run is
+/// masked: the lab's folder, the probe's port, durations, the log file's time stamp, clock
+/// times the fake prints, and the words of the broken stream (the OS's).
+#[test]
+fn run_report_after_the_child() {
+    let lab = Lab::new();
+    let o = lab.run(&["--probe", "--no-status"], &[], "decode-assert");
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}\n{}", stderr(&o));
+    let at = out
+        .find("── rosetta: attempt #1")
+        .expect("the attempt line");
+    let ours = out[at..].replace(&lab.dir.path().display().to_string(), "<lab>");
+    let masks = [
+        (r"127\.0\.0\.1:\d+", "127.0.0.1:<port>"),
+        (r"after \d+(?:\.\d+)?s\b", "after <secs>"),
+        (r"attempt-1-\d{8}T\d{6}Z", "attempt-1-<stamp>"),
+        (r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?", "<time>"),
+        (r"\(the stream broke: [^)]*\)", "(the stream broke: <why>)"),
+    ];
+    let ours = masks.iter().fold(ours, |t, (re, with)| {
+        regex::Regex::new(re)
+            .unwrap()
+            .replace_all(&t, *with)
+            .into_owned()
+    });
+    assert!(ours.contains("died in decode"), "{ours}");
+    insta::assert_snapshot!(ours);
+}
