@@ -667,16 +667,12 @@ impl<'a> Context<'a> {
         let Some(inc) = self.log.failure_incident() else {
             return false;
         };
-        let Some(head) = inc
+        let Some((head, _)) = inc
             .message
-            .split("() got an unexpected keyword argument")
-            .next()
+            .split_once("() got an unexpected keyword argument")
         else {
             return false;
         };
-        if head.len() == inc.message.len() {
-            return false;
-        }
         let callee = head.rsplit([' ', ':']).next().unwrap_or("");
         let Some((definer, _)) = callee.split_once(".<locals>.") else {
             return false;

@@ -561,7 +561,7 @@ pub(super) fn classify(
         }
         // An error given only by its number reads as its text too, a tuple of strings as
         // their joined text.
-        let matched: Vec<usize> = sig.signal_matches_read(t).into_iter().collect();
+        let matched = sig.signal_matches_read(t);
         // A line whose strongest signal is weak (a fallback notice quoting the error it
         // fell back from) is weak as a whole: the error it quotes did not stop the program.
         let line_weak = matched
