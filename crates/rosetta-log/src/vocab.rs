@@ -101,10 +101,12 @@ pub enum ShapeId {
     LateCollective,
     /// The words of chat-template markers (`end_of_turn`, `im_start`, `eot`).
     ChatMarker,
+    /// Python's words for a call whose arguments the callee does not take.
+    CallSignature,
 }
 
 impl ShapeId {
-    const ALL: [ShapeId; 14] = [
+    const ALL: [ShapeId; 15] = [
         ShapeId::BenignNcclWarn,
         ShapeId::IgnoredImport,
         ShapeId::PythonWarning,
@@ -119,6 +121,7 @@ impl ShapeId {
         ShapeId::ErrorLine,
         ShapeId::LateCollective,
         ShapeId::ChatMarker,
+        ShapeId::CallSignature,
     ];
 }
 

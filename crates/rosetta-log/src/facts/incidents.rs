@@ -163,7 +163,10 @@ pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback])
                     | "NotImplementedError"
                     | "IndexError"
             );
-            if generic && inc.class == FailureClass::PythonError {
+            // A call whose arguments the callee does not take is two pieces of code
+            // disagreeing on a signature, wherever it is raised: no config value was read.
+            let call_signature = voc.shape(ShapeId::CallSignature).is_match(&inc.message);
+            if generic && !call_signature && inc.class == FailureClass::PythonError {
                 let frame_text = frames_text(tb.frames.iter().rev().take(3));
                 let innermost_config = tb.frames.last().is_some_and(|f| {
                     f.file

@@ -177,6 +177,7 @@ type PhaseStep = fn(&Vocabulary, &LogFacts, &Incident) -> Option<(Phase, String)
 const PHASE_STEPS: &[PhaseStep] = &[
     by_message_hint,
     by_frames,
+    by_logger_location,
     by_cut_call,
     by_message_identifier,
     by_block_function,
@@ -274,7 +275,10 @@ fn by_frames(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Phase, S
         if inc
             .exception
             .as_ref()
-            .is_some_and(|e| e.type_name.ends_with("TypeError") && call_signature_error(&e.message))
+            .is_some_and(|e| {
+                e.type_name.ends_with("TypeError")
+                    && voc.shape(ShapeId::CallSignature).is_match(&e.message)
+            })
         {
             return Some((
                 Phase::Prefill,
@@ -289,18 +293,20 @@ fn by_frames(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Phase, S
     None
 }
 
-/// Python's `TypeError` for a call whose arguments do not fit the function's signature.
-fn call_signature_error(msg: &str) -> bool {
-    [
-        "got an unexpected keyword argument",
-        "got multiple values for",
-        "required positional argument",
-        "required keyword-only argument",
-        "positional arguments but",
-        "positional argument but",
-    ]
-    .iter()
-    .any(|w| msg.contains(w))
+/// The file the failing line's logger names (`E0305 10:00:00.000 745
+/// site-packages/torch/_inductor/runtime/triton_heuristics.py:533] ...`): the code that
+/// wrote the error is a frame of its own.
+fn by_logger_location(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Phase, String)> {
+    let loc = record_at(f, inc.source, inc.line)?.prefix.location.as_deref()?;
+    let file = loc.rsplit_once(':').map_or(loc, |(file, _)| file);
+    // A bare file name (`[core.py:343]`) names no package.
+    if !file.contains('/') {
+        return None;
+    }
+    let p = voc
+        .phase_of_function("", &format!("/{file}"))
+        .filter(|p| *p != Phase::Unknown)?;
+    Some((p, format!("the line is logged from {file}")))
 }
 
 /// A traceback cut short ends on a frame whose code calls the step that was running.
@@ -715,6 +721,22 @@ mod tests {
                 "TypeError: unsupported operand type(s) for +: 'NoneType' and 'int'"
             )),
             Phase::Unknown
+        );
+    }
+
+    #[test]
+    fn the_logger_location_of_the_failing_line_names_the_code_that_wrote_it() {
+        let log = |path: &str| {
+            format!("E0305 20:23:38.779000 745 {path}:533] RuntimeError: Internal Triton PTX codegen error\nE0305 20:23:38.779000 745 {path}:533] ptxas fatal   : Value 'sm_120' is not defined for option 'gpu-name'\n")
+        };
+        assert_eq!(
+            phase(&log("site-packages/torch/_inductor/runtime/triton_heuristics.py")),
+            Phase::GraphCapture
+        );
+        // A location outside any phase's code says nothing.
+        assert_ne!(
+            phase(&log("site-packages/myapp/serve.py")),
+            Phase::GraphCapture
         );
     }
 
