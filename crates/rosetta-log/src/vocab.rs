@@ -949,7 +949,7 @@ impl Vocabulary {
 
     /// The first milestone shape a message matches.
     pub fn milestone(&self, msg: &str) -> Option<&MilestoneShape> {
-        let first = *self.milestone_set.matches(msg).first()?;
+        let first = self.milestone_set.first(msg)?;
         self.milestones.get(first)
     }
 
