@@ -53,9 +53,21 @@ pub(super) fn narrated_line(f: &LogFacts, inc: &Incident) -> bool {
     let msg = r.message().trim();
     r.prefix.level.is_none()
         && r.prefix.time.is_none()
-        && msg.matches('`').count() >= 2
-        && msg.split_whitespace().count() >= 15
         && traceback::parse_exception_line(msg).is_none()
+        && ((msg.matches('`').count() >= 2 && msg.split_whitespace().count() >= 15)
+            || first_person_sentence(msg))
+}
+
+/// A reporter's own sentence about the error (`We are observing a peculiarly random CUDA
+/// error related to NCCL.`): it opens with a first-person word and quotes no message (no
+/// colon, as `CUDA error: ...` would have).
+fn first_person_sentence(msg: &str) -> bool {
+    let mut words = msg.split_whitespace();
+    let first = words.next().unwrap_or("");
+    ["I", "We", "I'm", "I've", "We're", "We've", "My", "Our"].contains(&first)
+        && words.count() >= 5
+        && !msg.contains(':')
+        && msg.ends_with(['.', '!', ','])
 }
 
 /// The first root of a run, unless it is an error its program logged and went on from
@@ -435,6 +447,19 @@ mod tests {
     use crate::facts::facts_of;
 
     const OOM: &str = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.11 GiB";
+
+    #[test]
+    fn a_reporters_sentence_about_an_error_yields_to_the_log_line_that_shows_it() {
+        let log = "We are observing a peculiarly random CUDA error related to NCCL.\n\n\
+                   gpu47:4962:5097 [1] transport/nvls.cc:223 NCCL WARN Cuda failure 999 'unknown error'\n";
+        let fl = facts_of(log).failure.expect("a failure");
+        assert_eq!((fl.class, fl.line), (FailureClass::CommError, 3));
+        // A first-person line that quotes the message is not narration.
+        assert!(!first_person_sentence("We got CUDA error: out of memory."));
+        assert!(first_person_sentence(
+            "I see an illegal memory access on every run."
+        ));
+    }
 
     #[test]
     fn the_last_run_fails_and_the_earlier_one_is_kept_as_history() {

@@ -326,6 +326,8 @@ pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback])
         }
         // The prefix parser strips `NCCL WARN`; it is the class's best word, so keep it.
         let mut texts: Vec<String> = Vec::new();
+        // The line each text starts on: a blank line inside the block is not a record.
+        let mut text_lines: Vec<u64> = Vec::new();
         for x in &records[i..j] {
             let wrapped = wrapped_cell(x.message()).zip(texts.last_mut());
             if let Some((rest, prev)) = wrapped.filter(|(_, p)| p.len() < 1000) {
@@ -347,8 +349,9 @@ pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback])
                 Some(_) if !x.message().contains("NCCL") => format!("NCCL WARN {}", x.message()),
                 _ => x.message().to_string(),
             });
+            text_lines.push(x.line);
         }
-        let mut inc = classify(sig, &texts, r.source, r.line, r.line);
+        let mut inc = classify_lines(sig, &texts, &text_lines, r.source, r.line, r.line);
         // A warning line needs a strong signal to count as a root failure; a weaker one
         // (a failed import logged as a warning) is kept as a weak failure, used when
         // nothing else failed.
@@ -530,6 +533,20 @@ pub(super) fn classify(
     line: u64,
     key_line: u64,
 ) -> Incident {
+    classify_lines(sig, texts, &[], source, line, key_line)
+}
+
+/// `classify`, with the line each text starts on (`text_lines`, one per text) when the texts
+/// are lines of the log: the key line is then the chosen text's own, blank lines between
+/// them or not. Without them, texts after the first are taken to follow `line` one a line.
+pub(super) fn classify_lines(
+    sig: &Vocabulary,
+    texts: &[String],
+    text_lines: &[u64],
+    source: usize,
+    line: u64,
+    key_line: u64,
+) -> Incident {
     let mut inc = Incident {
         source,
         line,
@@ -637,12 +654,11 @@ pub(super) fn classify(
         inc.strength = strength;
         inc.role = role;
         inc.message = quote(&texts[ti]);
-        inc.key_line = key_line
-            + if texts.len() > 1 && key_line == line {
-                ti as u64
-            } else {
-                0
-            };
+        inc.key_line = match text_lines.get(ti) {
+            Some(&at) if text_lines.len() == texts.len() => at,
+            _ if texts.len() > 1 && key_line == line => key_line + ti as u64,
+            _ => key_line,
+        };
     }
     inc
 }

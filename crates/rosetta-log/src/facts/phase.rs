@@ -272,14 +272,10 @@ fn by_frames(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Phase, S
         }
         // A call that does not fit the callee's signature fails the first time it runs,
         // whatever the input: the first token's pass.
-        if inc
-            .exception
-            .as_ref()
-            .is_some_and(|e| {
-                e.type_name.ends_with("TypeError")
-                    && voc.shape(ShapeId::CallSignature).is_match(&e.message)
-            })
-        {
+        if inc.exception.as_ref().is_some_and(|e| {
+            e.type_name.ends_with("TypeError")
+                && voc.shape(ShapeId::CallSignature).is_match(&e.message)
+        }) {
             return Some((
                 Phase::Prefill,
                 format!("the traceback is in {func}, and a call that does not fit its function's signature fails on the first token"),
@@ -297,7 +293,10 @@ fn by_frames(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Phase, S
 /// site-packages/torch/_inductor/runtime/triton_heuristics.py:533] ...`): the code that
 /// wrote the error is a frame of its own.
 fn by_logger_location(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Phase, String)> {
-    let loc = record_at(f, inc.source, inc.line)?.prefix.location.as_deref()?;
+    let loc = record_at(f, inc.source, inc.line)?
+        .prefix
+        .location
+        .as_deref()?;
     let file = loc.rsplit_once(':').map_or(loc, |(file, _)| file);
     // A bare file name (`[core.py:343]`) names no package.
     if !file.contains('/') {
@@ -730,7 +729,9 @@ mod tests {
             format!("E0305 20:23:38.779000 745 {path}:533] RuntimeError: Internal Triton PTX codegen error\nE0305 20:23:38.779000 745 {path}:533] ptxas fatal   : Value 'sm_120' is not defined for option 'gpu-name'\n")
         };
         assert_eq!(
-            phase(&log("site-packages/torch/_inductor/runtime/triton_heuristics.py")),
+            phase(&log(
+                "site-packages/torch/_inductor/runtime/triton_heuristics.py"
+            )),
             Phase::GraphCapture
         );
         // A location outside any phase's code says nothing.
