@@ -606,8 +606,8 @@ impl FilteredSet {
         })
     }
 
-    /// The indices of the entries that match `text`, ascending.
-    pub fn matches(&self, text: &str) -> Vec<usize> {
+    /// Per pattern: whether `text` holds one of its required literals (or it has none).
+    fn candidates(&self, text: &str) -> Vec<bool> {
         let p = self.prefilter();
         let mut candidate = vec![false; self.res.len()];
         for &i in &p.always {
@@ -618,6 +618,12 @@ impl FilteredSet {
                 candidate[i] = true;
             }
         }
+        candidate
+    }
+
+    /// The indices of the entries that match `text`, ascending.
+    pub fn matches(&self, text: &str) -> Vec<usize> {
+        let candidate = self.candidates(text);
         let mut out: Vec<usize> = Vec::new();
         for (i, &cand) in candidate.iter().enumerate() {
             let entry = self.owner[i];
@@ -631,16 +637,7 @@ impl FilteredSet {
     /// The first entry (lowest index) that matches `text`: the entries' patterns are run in
     /// order and the search stops at the first that matches.
     pub fn first(&self, text: &str) -> Option<usize> {
-        let p = self.prefilter();
-        let mut candidate = vec![false; self.res.len()];
-        for &i in &p.always {
-            candidate[i] = true;
-        }
-        for m in p.ac.find_overlapping_iter(text) {
-            for &i in &p.owners[m.pattern().as_usize()] {
-                candidate[i] = true;
-            }
-        }
+        let candidate = self.candidates(text);
         (0..self.res.len())
             .find(|&i| candidate[i] && self.res[i].is_match(text))
             .map(|i| self.owner[i])
