@@ -23,6 +23,34 @@ fn rule_literals(text: &str) -> Option<Vec<String>> {
     Some(out)
 }
 
+/// Every regex of one rule file's `[when]` (message, frames, args, any_args, lines,
+/// any_lines, not_lines), for the needle table.
+fn rule_patterns(text: &str) -> Vec<String> {
+    let Ok(doc) = text.parse::<toml::Table>() else {
+        return Vec::new();
+    };
+    let Some(when) = doc.get("when").and_then(|w| w.as_table()) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for key in ["message", "frames"] {
+        if let Some(p) = when.get(key).and_then(|v| v.as_str()) {
+            out.push(p.to_string());
+        }
+    }
+    for key in ["args", "any_args"] {
+        if let Some(t) = when.get(key).and_then(|v| v.as_table()) {
+            out.extend(t.values().filter_map(|v| v.as_str()).map(str::to_string));
+        }
+    }
+    for key in ["lines", "any_lines", "not_lines"] {
+        if let Some(list) = when.get(key).and_then(|v| v.as_array()) {
+            out.extend(list.iter().filter_map(|v| v.as_str()).map(str::to_string));
+        }
+    }
+    out
+}
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -49,14 +77,14 @@ fn main() {
     let mut files = Vec::new();
     walk(&rules, &mut files);
     let mut code = String::from("/// Built-in rule files: (path relative to kb/rules, text, scanner literals).\npub const EMBEDDED: &[(&str, &str, Option<&[&str]>)] = &[\n");
-    for f in files {
+    for f in &files {
         let rel = f
             .strip_prefix(&rules)
-            .unwrap_or(&f)
+            .unwrap_or(f)
             .to_string_lossy()
             .replace('\\', "/");
         let abs = f.canonicalize().unwrap_or(f.clone());
-        let text = std::fs::read_to_string(&f).unwrap_or_default();
+        let text = std::fs::read_to_string(f).unwrap_or_default();
         let lits = match rule_literals(&text) {
             Some(l) => format!("Some(&{l:?})"),
             None => "None".to_string(),
@@ -66,6 +94,24 @@ fn main() {
             "    ({rel:?}, include_str!({:?}), {lits}),",
             abs.to_string_lossy()
         );
+    }
+    code.push_str("];\n");
+    // The literals a line must hold for each built-in pattern to match it
+    // (`literals::needles`), so that a rule's regex is not parsed at run time to find them.
+    let mut table: std::collections::BTreeMap<String, Option<Vec<String>>> = Default::default();
+    for f in &files {
+        for p in rule_patterns(&std::fs::read_to_string(f).unwrap_or_default()) {
+            let n = literals::needles(&p);
+            table.entry(p).or_insert(n);
+        }
+    }
+    code.push_str("/// Built-in rule patterns (sorted) with their needles (`literals::needles`).\npub const NEEDLES: &[(&str, Option<&[&str]>)] = &[\n");
+    for (p, n) in &table {
+        let n = match n {
+            Some(words) => format!("Some(&{words:?})"),
+            None => "None".to_string(),
+        };
+        let _ = writeln!(code, "    ({p:?}, {n}),");
     }
     code.push_str("];\n");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"))

@@ -11,6 +11,12 @@ mod embedded {
     include!(concat!(env!("OUT_DIR"), "/embedded_rules.rs"));
 }
 
+/// The built-in rule patterns, sorted, with the literals each needs (worked out by the
+/// build script with `rosetta_log::literals::needles`).
+pub(crate) fn embedded_needles() -> &'static [(&'static str, Option<&'static [&'static str]>)] {
+    embedded::NEEDLES
+}
+
 /// Loaded rules, and the log vocabulary they come with.
 #[derive(Debug, Clone, Default)]
 pub struct KnowledgeBase {
@@ -118,6 +124,20 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), KbError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_build_time_needles_are_those_worked_out_at_run_time() {
+        let table = embedded_needles();
+        assert!(table.len() > 500, "{} patterns", table.len());
+        assert!(
+            table.windows(2).all(|w| w[0].0 < w[1].0),
+            "sorted, no repeats"
+        );
+        for (p, n) in table {
+            let built = n.map(|w| w.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+            assert_eq!(built, rosetta_log::literals::needles(p), "{p}");
+        }
+    }
 
     #[test]
     fn built_in_rules_load_lazily_with_the_literals_of_a_checked_load() {

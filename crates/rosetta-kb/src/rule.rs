@@ -192,7 +192,12 @@ pub struct Rule {
 
 fn compile(path: &Path, field: &str, pattern: &str, check: bool) -> Result<LazyRegex, KbError> {
     if !check {
-        return Ok(LazyRegex::trusted(pattern));
+        // A built-in pattern: its needles were worked out at build time.
+        let table = crate::kb::embedded_needles();
+        return Ok(match table.binary_search_by(|(p, _)| (*p).cmp(pattern)) {
+            Ok(i) => LazyRegex::trusted_with_needles(pattern, table[i].1),
+            Err(_) => LazyRegex::trusted(pattern),
+        });
     }
     LazyRegex::checked(pattern).map_err(|e| KbError::Field {
         path: path.to_path_buf(),

@@ -271,6 +271,16 @@ impl LazyRegex {
         }
     }
 
+    /// Compiles on first use, with the literals a build script worked out for it
+    /// (`crate::literals::needles` of the pattern; `None`: it has none and is always run).
+    pub fn trusted_with_needles(pattern: &str, needles: Option<&[&str]>) -> LazyRegex {
+        let words = needles.map(|w| Needles::new(w.iter().map(|s| s.to_string()).collect()));
+        LazyRegex {
+            filter: OnceLock::from(words),
+            ..LazyRegex::trusted(pattern)
+        }
+    }
+
     /// Compiles on first use, with no prefilter of its own (the caller has one).
     pub fn prefiltered(pattern: &str) -> LazyRegex {
         LazyRegex {
