@@ -77,6 +77,9 @@ fn main() {
     let mut files = Vec::new();
     walk(&rules, &mut files);
     let mut code = String::from("/// Built-in rule files: (path relative to kb/rules, text, scanner literals).\npub const EMBEDDED: &[(&str, &str, Option<&[&str]>)] = &[\n");
+    // The literals a line must hold for each built-in pattern to match it
+    // (`literals::needles`), so that a rule's regex is not parsed at run time to find them.
+    let mut table: std::collections::BTreeMap<String, Option<Vec<String>>> = Default::default();
     for f in &files {
         let rel = f
             .strip_prefix(&rules)
@@ -85,6 +88,10 @@ fn main() {
             .replace('\\', "/");
         let abs = f.canonicalize().unwrap_or(f.clone());
         let text = std::fs::read_to_string(f).unwrap_or_default();
+        for p in rule_patterns(&text) {
+            let n = literals::needles(&p);
+            table.entry(p).or_insert(n);
+        }
         let lits = match rule_literals(&text) {
             Some(l) => format!("Some(&{l:?})"),
             None => "None".to_string(),
@@ -96,15 +103,6 @@ fn main() {
         );
     }
     code.push_str("];\n");
-    // The literals a line must hold for each built-in pattern to match it
-    // (`literals::needles`), so that a rule's regex is not parsed at run time to find them.
-    let mut table: std::collections::BTreeMap<String, Option<Vec<String>>> = Default::default();
-    for f in &files {
-        for p in rule_patterns(&std::fs::read_to_string(f).unwrap_or_default()) {
-            let n = literals::needles(&p);
-            table.entry(p).or_insert(n);
-        }
-    }
     code.push_str("/// Built-in rule patterns (sorted) with their needles (`literals::needles`).\npub const NEEDLES: &[(&str, Option<&[&str]>)] = &[\n");
     for (p, n) in &table {
         let n = match n {
