@@ -106,6 +106,7 @@ struct Patterns {
     tag: Regex,
     compose: Regex,
     pylog: Regex,
+    name_pid: Regex,
     buildkit: Regex,
 }
 
@@ -128,7 +129,8 @@ fn patterns() -> &'static Patterns {
         glog: crate::lazy::ascii_regex(r"^([IWEF])(\d\d)(\d\d) (\d\d:\d\d:\d\d(?:\.\d+)?)\s+\d+\s+([^\]\s]+:\d+)\]\s?").unwrap(),
         // [W1129 22:03:56.326321538 ProcessGroupNCCL.cpp:1575]
         glog_bracket: crate::lazy::ascii_regex(r"^\[([IWEF])(\d\d)(\d\d) (\d\d:\d\d:\d\d(?:\.\d+)?)\s+(?:\d+\s+)?([^\]\s]+:\d+)\]\s?").unwrap(),
-        level_word: crate::lazy::ascii_regex(r"^(?:\[(?i:(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|E|W|I))\]|(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|Error|Warning)\b:?)\s*").unwrap(),
+        // (after a run of progress dots, as Ascend's tools print before `[ERROR]`)
+        level_word: crate::lazy::ascii_regex(r"^\.*(?:\[(?i:(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|E|W|I))\]|(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|Error|Warning)\b:?)\s*").unwrap(),
         syslog: crate::lazy::ascii_regex(r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [\w.\-/]+(?:\[(\d+)\])?: ").unwrap(),
         trt: crate::lazy::ascii_regex(r"^\[(TensorRT-LLM|TRT-LLM)\](?:\s*\[RANK (\d+)\])?\s*\[(ERROR|WARNING|INFO|DEBUG|VERBOSE|E|W|I|V)\]\s*").unwrap(),
         // spdlog's default pattern (`[2024-05-01 10:00:00.123] [name] [warning] `), and with
@@ -146,6 +148,9 @@ fn patterns() -> &'static Patterns {
         // `%(asctime)s - %(name)s - %(levelname)s - %(message)s` (`- lmdeploy - ERROR - `,
         // also with the time missing), loguru's `| ERROR    | module:function:12 - `.
         pylog: crate::lazy::ascii_regex(r"^(?:[-|]\s{1,8})?(?:[\w.\-]{1,40}\s{1,8}[-|]\s{1,8})?(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|SUCCESS|TRACE)\s{0,8}[-|]\s+(?:[\w.<>\-]+:[\w.<>\-]+:\d+\s+-\s+)?").unwrap(),
+        // Python logging's `%(name)s %(process)d %(levelname)s %(message)s` (Xinference's
+        // `xinference.core.supervisor 53091 ERROR    Failed to launch ...`).
+        name_pid: crate::lazy::ascii_regex(r"^[a-z_]\w{0,30}(?:\.\w{1,30}){1,6} \d{1,9} (DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+").unwrap(),
         // `#10 1380.2 ...`: Docker BuildKit's plain progress output, a build step and its seconds.
         buildkit: crate::lazy::ascii_regex(r"^#\d+ \d+\.\d+ ").unwrap(),
     })
@@ -248,6 +253,7 @@ struct Gates {
     syslog: bool,
     level_word: bool,
     pylog: bool,
+    name_pid: bool,
     buildkit: bool,
 }
 
@@ -277,6 +283,7 @@ impl Gates {
         syslog: true,
         level_word: true,
         pylog: true,
+        name_pid: true,
         buildkit: true,
     };
 
@@ -321,10 +328,12 @@ impl Gates {
                 && b.get(1..3)
                     .is_some_and(|m| m.iter().all(u8::is_ascii_lowercase))
                 && b.get(3) == Some(&b' '),
-            level_word: open || LEVELS.iter().any(|w| b.starts_with(w.as_bytes())),
+            level_word: open || b0 == b'.' || LEVELS.iter().any(|w| b.starts_with(w.as_bytes())),
             // ` - ERROR - ` / ` | ERROR ` within the first fields.
             // (the pattern's first `-` or `|` lies within its first 60 bytes).
             pylog: memchr::memchr2(b'-', b'|', &b[..b.len().min(72)]).is_some(),
+            name_pid: (b0.is_ascii_lowercase() || b0 == b'_')
+                && memchr::memchr(b' ', &b[..b.len().min(64)]).is_some(),
             buildkit: b0 == b'#' && b1.is_ascii_digit(),
         }
     }
@@ -391,6 +400,12 @@ fn parse_with(line: &str, ungated: bool) -> Prefix {
             .then(|| pat.pylog.captures(rest))
             .flatten()
             .filter(|c| p.time.is_some() || !c[0].starts_with(['-', '|']))
+        {
+            p.level = level_from(&c[1]);
+            pos += c[0].len();
+        } else if let Some(c) = (g.name_pid && p.level.is_none())
+            .then(|| pat.name_pid.captures(rest))
+            .flatten()
         {
             p.level = level_from(&c[1]);
             pos += c[0].len();
@@ -540,7 +555,8 @@ mod tests {
             Just("```"), Just("[TP0 DP1] "), Just("worker[rank=2]: "), Just("INFO:     "),
             Just("\u{661}\u{662}\u{663}\u{664}-01-01 00:00:00 "), Just("INFO\u{a0}"),
             Just("10.0.0.1:5000 - "), Just("x"), Just(": "), Just("1"), Just("["),
-            Just("    | "), Just("  |"), Just("|"),
+            Just("    | "), Just("  |"), Just("|"), Just("xinference.core.supervisor 53091 ERROR    "),
+            Just(".."), Just("..[ERROR] "),
         ], 0..6), tail in "[ -~]{0,12}") {
             let line = format!("{}{}", parts.concat(), tail);
             prop_assert_eq!(parse(&line), parse_with(&line, true));
@@ -741,11 +757,28 @@ mod tests {
         let l = "2024-05-01 10:00:00 - INFO - loading weights";
         assert_eq!(parse(l).level, Some(Level::Info));
 
+        // `%(name)s %(process)d %(levelname)s` (a dotted module logger), with the time
+        // before it or not.
+        let l = "xinference.core.supervisor 53091 ERROR    Failed to launch replica m-0: boom";
+        let p = parse(l);
+        assert_eq!(p.level, Some(Level::Error));
+        assert_eq!(msg(l, &p), "Failed to launch replica m-0: boom");
+        let l = "2025-01-02 10:00:00,123 xinference.core.worker 12 INFO     Launching model";
+        assert_eq!(parse(l).level, Some(Level::Info));
+        // A tool's progress dots before its bracketed level.
+        let l = "..[ERROR] the socversion of bin package does not match";
+        let p = parse(l);
+        assert_eq!(p.level, Some(Level::Error));
+        assert_eq!(msg(l, &p), "the socversion of bin package does not match");
+
         // Prose and list items keep their words: no timestamp, no level field.
         for l in [
             "- ERROR - a bullet of a pasted checklist",
             "the build - ERROR - appears twice",
             "Results - 3 passed",
+            "step 2 ERROR was printed twice",
+            "e.g. 2 ERROR lines",
+            "the job 12 INFO page",
         ] {
             let p = parse(l);
             assert_eq!(p.level, None, "{l}");

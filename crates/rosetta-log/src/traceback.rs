@@ -75,6 +75,10 @@ pub struct Traceback {
     /// innermost first: they are turned around when the block ends.
     #[serde(skip)]
     native_frames: usize,
+    /// Read from faulthandler's dump of the crashed thread (`Current thread 0x...
+    /// (most recent call first):`), which Python prints only on a fatal signal.
+    #[serde(skip)]
+    pub(crate) fault_dump: bool,
 }
 
 impl Traceback {
@@ -98,6 +102,7 @@ impl Traceback {
             direct_cause: false,
             indent: leading_ws(rec.message()),
             native_frames: 0,
+            fault_dump: false,
         }
     }
 }
@@ -554,6 +559,7 @@ fn finish(st: &mut StreamState, out: &mut Vec<Traceback>) {
         }
         if innermost_first {
             tb.frames.reverse();
+            tb.fault_dump = true;
         }
         // A native backtrace lists the innermost frame first; frames are kept outermost first.
         if tb.native_frames == tb.frames.len() {

@@ -191,9 +191,11 @@ pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback])
             let in_build = raised_in_build(voc, &tb.frames);
             // A native backtrace with no error above it is the stack of a process that
             // crashed (a debugger's `bt`, a crash handler's dump).
+            // So is faulthandler's dump of the crashed thread with its `Fatal Python
+            // error` header cut: Python prints it only on a fatal signal.
             inc.class = if in_build {
                 FailureClass::BuildError
-            } else if tb.is_native() {
+            } else if tb.is_native() || tb.fault_dump {
                 FailureClass::NativeAbort
             } else if voc.shape(ShapeId::ConfigWords).is_match(&frame_text) {
                 FailureClass::ConfigError
@@ -208,6 +210,8 @@ pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback])
                     .map(|f| {
                         let what = if tb.is_native() {
                             "native backtrace"
+                        } else if tb.fault_dump {
+                            "the crashed thread's stack (faulthandler)"
                         } else {
                             "traceback"
                         };
@@ -742,6 +746,11 @@ mod tests {
         let py = "Traceback (most recent call last):\n  File \"/x/serve.py\", line 3, in main\n    run()\n";
         let f = crate::facts::facts_of(py).failure.expect("a failure");
         assert_eq!(f.class, FailureClass::PythonError);
+        // faulthandler's dump of the crashed thread, its `Fatal Python error` header cut:
+        // Python prints it only on a fatal signal.
+        let dump = "Current thread 0x00007f62ebfff6c0 (most recent call first):\n  File \"/x/torch/distributed/distributed_c10d.py\", line 3068 in all_reduce\n  File \"/x/srt/layers/logits_processor.py\", line 297 in __init__\n";
+        let f = crate::facts::facts_of(dump).failure.expect("a failure");
+        assert_eq!(f.class, FailureClass::NativeAbort, "{}", f.message);
     }
 
     #[test]

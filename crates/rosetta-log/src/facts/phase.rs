@@ -47,7 +47,14 @@ pub(super) fn message_identifier_phase(
     msg: &str,
     skip: impl Fn(&str) -> bool,
 ) -> Option<(Phase, String)> {
-    msg.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+    // A location inside a dependency's own source (a Rust panic `at
+    // ~/.cargo/registry/src/.../tokio-1.45.1/src/runtime/blocking/shutdown.rs:51:21`, the
+    // standard library's `/rustc/<hash>/library/...`) names that library's internals, not
+    // the step the program ran.
+    let dependency_source = |w: &str| w.contains("/.cargo/registry/") || w.contains("/rustc/");
+    msg.split_whitespace()
+        .filter(|w| !dependency_source(w))
+        .flat_map(|w| w.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.')))
         .map(|t| t.trim_matches('.'))
         .filter(|t| !skip(t))
         .filter(|t| {
@@ -222,7 +229,27 @@ fn by_message_hint(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Ph
     if p == Phase::Startup && served_before(f, inc) {
         return None;
     }
+    // Likewise a start-up hint after the process said it began a later step (`Loading
+    // model from ...`, a weight-load progress bar): the message is of a kind usually seen
+    // at start-up, but this time the step running was that one.
+    if p == Phase::Startup && passed_startup(f, inc) {
+        return None;
+    }
     Some((p, "the error message names it".into()))
+}
+
+/// The failing process had begun a step after start-up (loading weights, communicators,
+/// memory planning) when it failed: its last milestone before the failure names one.
+fn passed_startup(f: &LogFacts, inc: &Incident) -> bool {
+    f.milestones
+        .iter()
+        .rfind(|m| m.source == inc.source && m.line < inc.line)
+        .is_some_and(|m| {
+            !matches!(
+                m.phase,
+                Phase::Unknown | Phase::Startup | Phase::Install | Phase::Shutdown
+            )
+        })
 }
 
 /// The failing process was serving when it failed: its last step before the failure is
@@ -774,6 +801,33 @@ mod tests {
             phase(&log("INFO:     Started server process [1]\nINFO:     Waiting for application startup.\n")),
             Phase::Startup
         );
+    }
+
+    #[test]
+    fn a_start_up_kind_of_error_after_loading_began_is_weight_load() {
+        let log = |before: &str| {
+            format!("{before}\"hipErrorNoBinaryForGpu: Unable to find code object for all current devices!\"\nAborted (core dumped)\n")
+        };
+        assert_eq!(phase(&log("Global seed set to 42\n")), Phase::Startup);
+        assert_eq!(
+            phase(&log("Loading model from models/sd-v1/model.ckpt\nDiffusionWrapper has 859.52 M params.\n")),
+            Phase::WeightLoad
+        );
+    }
+
+    #[test]
+    fn a_panic_in_a_dependencys_source_names_no_step() {
+        let log = |path: &str| {
+            format!("INFO router: Initializing workers\nthread '<unnamed>' panicked at {path}/src/runtime/blocking/shutdown.rs:51:21:\nCannot drop a runtime in a context where blocking is not allowed.\n")
+        };
+        assert_ne!(
+            phase(&log(
+                "/home/u/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/tokio-1.45.1"
+            )),
+            Phase::Shutdown
+        );
+        // The program's own source does name its step.
+        assert_eq!(phase(&log("/home/u/router")), Phase::Shutdown);
     }
 
     #[test]
