@@ -27,8 +27,24 @@ pub(super) fn milestones(
                     && (t.stream.is_empty() || t.stream == rec.prefix.stream_key())
             })
     };
+    // A log pasted with every line indented (a Markdown indented code block, a quoted
+    // mail) carries that margin on each line: it is the paste's, not the line's.
+    let mut margin: HashMap<usize, usize> = HashMap::new();
     for rec in records {
         let msg = rec.message();
+        if !msg.trim().is_empty() {
+            let indent = msg.len() - msg.trim_start_matches(' ').len();
+            margin
+                .entry(rec.source)
+                .and_modify(|m| *m = (*m).min(indent))
+                .or_insert(indent);
+        }
+    }
+    for rec in records {
+        let msg = rec.message();
+        let msg = msg
+            .get(margin.get(&rec.source).copied().unwrap_or(0)..)
+            .unwrap_or(msg);
         // A line that names a failure is not a milestone, whatever words it holds.
         if rec.errorish
             && rec.prefix.level.is_none_or(|l| l >= Level::Warning)

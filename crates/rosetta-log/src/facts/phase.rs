@@ -816,6 +816,18 @@ mod tests {
     }
 
     #[test]
+    fn a_log_pasted_with_every_line_indented_keeps_its_milestones() {
+        let log = |margin: &str| {
+            format!("{margin}print_info: n_ctx_train      = 4096\n{margin}print_info: model type       = 4B\n{margin}Illegal instruction (core dumped)\n")
+        };
+        assert_eq!(phase(&log("")), Phase::WeightLoad);
+        assert_eq!(phase(&log("    ")), Phase::WeightLoad);
+        // A line indented more than the rest (a traceback's code) is still not one.
+        let mixed = "Traceback (most recent call last):\n  File \"/x/run.py\", line 3, in main\n    print_info: model type = 4B\nValueError: bad value\n";
+        assert_eq!(phase(mixed), Phase::Unknown);
+    }
+
+    #[test]
     fn a_panic_in_a_dependencys_source_names_no_step() {
         let log = |path: &str| {
             format!("INFO router: Initializing workers\nthread '<unnamed>' panicked at {path}/src/runtime/blocking/shutdown.rs:51:21:\nCannot drop a runtime in a context where blocking is not allowed.\n")
