@@ -45,16 +45,21 @@ pub(super) fn other_inputs(voc: &Vocabulary, f: &LogFacts) -> Vec<OtherFailure> 
 }
 
 /// Whether an incident's key line is a reporter's prose around a quoted error: no logger
-/// prefix, not an exception line, fifteen words or more, and the error words in backticks.
+/// prefix, not an exception line, fifteen words or more, and the error words in backticks;
+/// or a sentence that introduces what follows (six words or more, something in backticks,
+/// ending in a colon: "The nightly `rocminfo` segfaults before printing useful output:").
 pub(super) fn narrated_line(f: &LogFacts, inc: &Incident) -> bool {
     let Some(r) = record_at(f, inc.source, inc.key_line) else {
         return false;
     };
     let msg = r.message().trim();
+    let words = msg.split_whitespace().count();
+    let quotes = msg.matches('`').count() >= 2;
     r.prefix.level.is_none()
         && r.prefix.time.is_none()
         && traceback::parse_exception_line(msg).is_none()
-        && ((msg.matches('`').count() >= 2 && msg.split_whitespace().count() >= 15)
+        && ((quotes && words >= 15)
+            || (quotes && words >= 6 && msg.ends_with(':'))
             || first_person_sentence(msg))
 }
 
@@ -549,6 +554,9 @@ mod tests {
         // Alone, the narrated error is the failure.
         let f = facts_of("After the upgrade and a normal launch, the first decode replay fails with `HSA_STATUS_ERROR_EXCEPTION: An HSAIL operation resulted in a hardware exception.` on all ranks.\n");
         assert_eq!(f.failure.map(|fl| fl.line), Some(1));
+        // A sentence that introduces the pasted output names the crash; the output shows it.
+        let f = facts_of("The nightly `rocminfo` segfaults before printing useful output:\n\n```text\nSegmentation fault (core dumped)\n```\n\nGDB stack from the nightly binary:\n\n```text\nThread 1 \"rocminfo\" received signal SIGSEGV, Segmentation fault.\n#0  0x0000000100000001 in ?? ()\n```\n");
+        assert_eq!(f.failure.map(|fl| fl.line), Some(10));
     }
 
     #[test]

@@ -156,17 +156,34 @@ fn each_jsonl_reports() {
 /// and the FINDINGS.md export. Times (the file's) and the journal's path vary, so they are
 /// masked.
 fn findings_as(args: &[&str]) -> String {
+    journal_view(false, args)
+}
+
+/// The same with a second attempt imported after the first: the example log relaunched with
+/// another attention backend (what `findings diff` compares).
+fn findings_pair_as(args: &[&str]) -> String {
+    journal_view(true, args)
+}
+
+fn journal_view(second: bool, args: &[&str]) -> String {
     let dir = tempfile::tempdir().unwrap();
     let journal = dir.path().join("journal.sqlite").display().to_string();
     let log = dir.path().join("glm5-sm120.log");
     std::fs::copy(repo().join("examples/glm5-sm120.log"), &log).unwrap();
-    let log = log.display().to_string();
+    let mut import = vec![log.display().to_string()];
+    if second {
+        let text = std::fs::read_to_string(&log).unwrap();
+        let relaunched = text.replace("attention_backend='nsa'", "attention_backend='triton'");
+        assert_ne!(text, relaunched, "the example names its attention backend");
+        let path = dir.path().join("relaunch.log");
+        std::fs::write(&path, relaunched).unwrap();
+        import.push(path.display().to_string());
+    }
+    let log = import[0].clone();
     let env = [("COLUMNS", "100"), ("NO_COLOR", "1")];
-    let imported = rosetta(
-        &["findings", "--journal", &journal, "import", &log],
-        dir.path(),
-        &env,
-    );
+    let mut cmd = vec!["findings", "--journal", &journal, "import"];
+    cmd.extend(import.iter().map(String::as_str));
+    let imported = rosetta(&cmd, dir.path(), &env);
     assert!(imported.status.success(), "{}", stderr(&imported));
     let mut full = vec!["findings", "--journal", &journal];
     full.extend_from_slice(args);
@@ -236,6 +253,46 @@ fn findings_show_text() {
 #[test]
 fn findings_export_markdown() {
     insta::assert_snapshot!(findings_as(&["export"]));
+}
+
+#[test]
+fn findings_list_markdown() {
+    insta::assert_snapshot!(findings_as(&["list", "--format", "markdown"]));
+}
+
+#[test]
+fn findings_show_json() {
+    let text = findings_as(&["show", "1", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["attempts"][0]["id"], 1, "{text}");
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn findings_show_markdown() {
+    insta::assert_snapshot!(findings_as(&["show", "1", "--format", "markdown"]));
+}
+
+#[test]
+fn findings_diff_text() {
+    let text = findings_pair_as(&["diff", "1", "2"]);
+    assert!(text.contains("--attention-backend nsa -> triton"), "{text}");
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn findings_diff_json() {
+    let text = findings_pair_as(&["diff", "1", "2", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["args"][0]["after"], "triton", "{text}");
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn findings_diff_markdown() {
+    insta::assert_snapshot!(findings_pair_as(&[
+        "diff", "1", "2", "--format", "markdown"
+    ]));
 }
 
 /// `rosetta env` on the fat-binary fixtures, judged against sm_120, in `format`. No
