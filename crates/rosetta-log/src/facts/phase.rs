@@ -241,24 +241,26 @@ fn by_message_hint(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Ph
 /// The failing process had begun a step after start-up (loading weights, communicators,
 /// memory planning) when it failed: its last milestone before the failure names one.
 fn passed_startup(f: &LogFacts, inc: &Incident) -> bool {
-    f.milestones
-        .iter()
-        .rfind(|m| m.source == inc.source && m.line < inc.line)
-        .is_some_and(|m| {
-            !matches!(
-                m.phase,
-                Phase::Unknown | Phase::Startup | Phase::Install | Phase::Shutdown
-            )
-        })
+    last_milestone(f, inc).is_some_and(|m| {
+        !matches!(
+            m.phase,
+            Phase::Unknown | Phase::Startup | Phase::Install | Phase::Shutdown
+        )
+    })
 }
 
 /// The failing process was serving when it failed: its last step before the failure is
 /// the one where it said it accepts requests, or a request's.
 fn served_before(f: &LogFacts, inc: &Incident) -> bool {
+    last_milestone(f, inc)
+        .is_some_and(|m| m.ready || matches!(m.phase, Phase::Prefill | Phase::Decode))
+}
+
+/// The last milestone of the failing input before the failure.
+fn last_milestone<'a>(f: &'a LogFacts, inc: &Incident) -> Option<&'a Milestone> {
     f.milestones
         .iter()
         .rfind(|m| m.source == inc.source && m.line < inc.line)
-        .is_some_and(|m| m.ready || matches!(m.phase, Phase::Prefill | Phase::Decode))
 }
 
 /// The innermost frame whose function names a step; a frame that names two (sampling) is settled by the milestone before it, else unknown.
@@ -278,10 +280,7 @@ fn by_frames(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Phase, S
     if let Some(func) = ambiguous {
         // Output already began (a decode milestone is the last before it): a later token.
         // A prompt pass is the last: its first token.
-        let last = f
-            .milestones
-            .iter()
-            .rfind(|m| m.source == inc.source && m.line < inc.line);
+        let last = last_milestone(f, inc);
         match last.map(|m| m.phase) {
             Some(Phase::Decode) => {
                 return Some((
