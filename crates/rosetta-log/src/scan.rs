@@ -242,6 +242,11 @@ fn contained_elsewhere<S: AsRef<str>>(words: &[S], eligible: impl Fn(usize) -> b
         .collect()
 }
 
+/// Maps keyed by a value that is already a hash (a template key, a line shape) or packed
+/// bytes: one multiply spreads the key, where the default hasher would run SipHash on
+/// every candidate line of a big log.
+type Packed = std::hash::BuildHasherDefault<PackedHasher>;
+
 /// A hasher for keys that are already packed bytes: one multiply spreads them.
 #[derive(Default)]
 struct PackedHasher(u64);
@@ -563,7 +568,7 @@ impl Scanner {
 
     fn scan_piece(&self, source: usize, data: &[u8]) -> Piece {
         let mut p = Piece::default();
-        let mut kept_per_template: HashMap<u64, u32> = HashMap::new();
+        let mut kept_per_template: HashMap<u64, u32, Packed> = HashMap::default();
         let mut pos = 0usize; // search position
         let mut counted_to = 0usize; // newlines counted in data[..counted_to]
         let mut line_no = 0u64; // 0-based line number of the line starting at counted_to
@@ -580,49 +585,64 @@ impl Scanner {
             let kind = self.kinds[m.pattern().as_usize()];
             if let HitKind::Serving(k) = kind {
                 p.serving.note(k, line_no + 1);
+                // The line is consumed whole: the next one starts after its newline, so
+                // its bytes need not be counted again.
+                if line_end < data.len() {
+                    line_no += 1;
+                    counted_to = line_end + 1;
+                }
             } else {
-                let errorish =
-                    kind == HitKind::Error || errors.is_match(&data[line_start..line_end]);
-                self.keep(
+                let errorish = kind == HitKind::Error;
+                let decided = self.keep(
                     source,
                     data,
                     (line_start, line_end),
                     line_no + 1,
-                    errorish,
+                    (errorish, errors),
                     &mut p,
                     &mut kept_per_template,
                 );
                 // Indented continuation lines (frames, code, carets) and, after
                 // an error line, one more line of context.
                 let mut next = line_end + 1;
-                let mut extra_ctx = errorish;
+                // Whether the hit line is an error line, searched for only when a
+                // context line would hang on it.
+                let mut extra_ctx = decided;
+                let hit_line = &data[line_start..line_end];
                 let mut n = 0;
                 while next < data.len() && n < MAX_CONTINUATION {
                     let end = memchr::memchr(b'\n', &data[next..]).map_or(data.len(), |i| next + i);
                     let line = &data[next..end];
                     let cont = is_continuation(line);
                     // A context line that holds a word of its own is left to the main loop.
-                    let context_line = extra_ctx && !line.is_empty() && !ac.is_match(line);
+                    let context_line = extra_ctx != Some(false)
+                        && !line.is_empty()
+                        && !ac.is_match(line)
+                        && *extra_ctx.get_or_insert_with(|| errors.is_match(hit_line));
                     if !(cont || context_line) {
                         break;
                     }
                     if !cont {
-                        extra_ctx = false;
+                        extra_ctx = Some(false);
                     }
                     line_no += 1;
                     counted_to = next;
-                    let line_errorish = errors.is_match(line);
                     self.keep(
                         source,
                         data,
                         (next, end),
                         line_no + 1,
-                        line_errorish,
+                        (false, errors),
                         &mut p,
                         &mut kept_per_template,
                     );
                     next = end + 1;
                     n += 1;
+                }
+                // The last line taken is consumed whole (as above).
+                if next <= data.len() {
+                    line_no += 1;
+                    counted_to = next;
                 }
                 pos = next.min(data.len());
                 continue;
@@ -634,7 +654,7 @@ impl Scanner {
         if !p.latest.is_empty() {
             for (_, ring) in p.latest.drain() {
                 p.records
-                    .extend(ring.into_iter().map(|l| l.record(source, data)));
+                    .extend(ring.into_iter().map(|l| l.record(source, data, errors)));
             }
             p.records.sort_by_key(|r| r.line);
         }
@@ -646,7 +666,10 @@ impl Scanner {
     /// may join its template's ring of latest examples, held as a byte range
     /// and made text only when the piece ends (most lines of a big log that
     /// reach here are repeats, and building their text would be the scan's
-    /// main cost).
+    /// main cost). Whether the line is an error line is the hit word's kind or, failing
+    /// that, a search for an error word: on a repeat bound for the ring that search waits
+    /// until the piece ends, when only the ring's lines are left. Returns whether the line
+    /// is an error line, or `None` where that was left undecided.
     #[allow(clippy::too_many_arguments)]
     fn keep(
         &self,
@@ -654,10 +677,10 @@ impl Scanner {
         data: &[u8],
         (start, end): (usize, usize),
         line: u64,
-        errorish: bool,
+        (hit_error, errors): (bool, &AhoCorasick),
         p: &mut Piece,
-        kept: &mut HashMap<u64, u32>,
-    ) {
+        kept: &mut HashMap<u64, u32, Packed>,
+    ) -> Option<bool> {
         let raw = &data[start..end];
         let shape = raw_shape(raw);
         // A repeat of a line shape whose first examples are kept needs no text: its
@@ -669,11 +692,12 @@ impl Scanner {
                     let k = kept.entry(template).or_insert(0);
                     *k += 1;
                     let used = self.retained.load(Ordering::Relaxed);
-                    self.keep_latest(p, (start, end), line, template, errorish, used, raw.len());
-                    return;
+                    self.keep_latest(p, (start, end), line, template, hit_error, used, raw.len());
+                    return hit_error.then_some(true);
                 }
             }
         }
+        let errorish = hit_error || errors.is_match(raw);
         let (text, truncated) = normalize_cow(raw);
         let prefix = prefix::parse(&text);
         let msg = text.get(prefix.msg_start..).unwrap_or("");
@@ -697,7 +721,8 @@ impl Scanner {
             }
             None => {
                 if p.templates.len() >= MAX_TEMPLATES {
-                    return self.count_only(p);
+                    self.count_only(p);
+                    return Some(errorish);
                 }
                 p.templates.insert(
                     template,
@@ -735,6 +760,7 @@ impl Scanner {
         } else {
             p.dropped += 1;
         }
+        Some(errorish)
     }
 
     /// Beyond a template's first examples, the line joins its ring of latest ones (as
@@ -820,11 +846,11 @@ struct Piece {
     lines: u64,
     records: Vec<Record>,
     /// The latest examples of templates seen more than `KEEP_PER_TEMPLATE` times.
-    latest: HashMap<u64, std::collections::VecDeque<Latest>>,
+    latest: HashMap<u64, std::collections::VecDeque<Latest>, Packed>,
     serving: ServingStats,
-    templates: HashMap<u64, TemplateStat>,
+    templates: HashMap<u64, TemplateStat, Packed>,
     /// Line shapes (`raw_shape`) whose template is known.
-    shapes: HashMap<u64, u64>,
+    shapes: HashMap<u64, u64, Packed>,
     dropped: u64,
 }
 
@@ -834,12 +860,15 @@ struct Latest {
     range: (usize, usize),
     size: usize,
     template: u64,
+    /// The hit word was an error word; otherwise the line is searched when made text.
     errorish: bool,
 }
 
 impl Latest {
-    fn record(self, source: usize, data: &[u8]) -> Record {
-        let (text, truncated) = normalize(&data[self.range.0..self.range.1]);
+    fn record(self, source: usize, data: &[u8], errors: &AhoCorasick) -> Record {
+        let raw = &data[self.range.0..self.range.1];
+        let errorish = self.errorish || errors.is_match(raw);
+        let (text, truncated) = normalize(raw);
         let prefix = prefix::parse(&text);
         Record {
             source,
@@ -847,7 +876,7 @@ impl Latest {
             text,
             prefix,
             template: self.template,
-            errorish: self.errorish,
+            errorish,
             truncated,
         }
     }
