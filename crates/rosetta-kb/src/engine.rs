@@ -12,7 +12,8 @@ use pep440_rs::Version;
 use rosetta_log::lazy::Captures;
 use rosetta_log::lazy::LazyRegex;
 use rosetta_log::scan::Record;
-use rosetta_log::LogFacts;
+use rosetta_log::vocab::ShapeId;
+use rosetta_log::{LogFacts, Vocabulary};
 use rosetta_schema::report::{Evidence, Experiment, Hypothesis};
 use rosetta_schema::{Cause, FailureClass};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -72,6 +73,8 @@ struct GpuArch {
 /// Facts as rules see them.
 pub struct Context<'a> {
     log: &'a LogFacts,
+    /// The vocabulary the log was read with (its shapes name paths and words for facts).
+    voc: &'a Vocabulary,
     machine: Option<&'a Machine>,
     /// Distinct lines (one record per template), in log order.
     lines: Vec<&'a Record>,
@@ -185,6 +188,13 @@ fn arch_number(arch: &str) -> Option<u32> {
 }
 
 impl<'a> Context<'a> {
+    /// The same view with the vocabulary the log was read with (the built-in one and any
+    /// `--kb` folders' words); `new` takes the built-in one.
+    pub fn with_vocabulary(mut self, voc: &'a Vocabulary) -> Context<'a> {
+        self.voc = voc;
+        self
+    }
+
     /// Builds the rules' view of the facts.
     pub fn new(log: &'a LogFacts, machine: Option<&'a Machine>) -> Context<'a> {
         let file_names: Vec<String> = log
@@ -348,6 +358,7 @@ impl<'a> Context<'a> {
         };
         Context {
             log,
+            voc: Vocabulary::embedded(),
             machine,
             lines,
             gpu_archs,
@@ -618,6 +629,7 @@ impl<'a> Context<'a> {
             }
             Fact::MemoryHeadroomShort => self.memory_headroom_short(),
             Fact::ImportAcrossPackages => (self.import_across_packages(), vec![]),
+            Fact::ImportOnPlatformPath => (self.import_on_platform_path(), vec![]),
             Fact::KeywordWithinCodebase => (self.keyword_within_codebase(), vec![]),
         }
     }
@@ -630,11 +642,7 @@ impl<'a> Context<'a> {
         let Some(inc) = self.log.failure_incident() else {
             return false;
         };
-        let Some(rest) = inc.message.split("No module named '").nth(1) else {
-            return false;
-        };
-        let module = rest.split('\'').next().unwrap_or("");
-        let Some((top, _)) = module.split_once('.') else {
+        let Some((top, module)) = missing_dotted_module(&inc.message) else {
             return false;
         };
         let importer = inc
@@ -657,6 +665,32 @@ impl<'a> Context<'a> {
                 asked.is_some_and(|a| a != module && a.starts_with(&format!("{module}.")));
             !file.contains(&format!("/{top}/")) && !part_absent
         })
+    }
+
+    /// `No module named 'a.b'` raised by `a`'s own code (its file is under `a/`) where that
+    /// file or its folder is named for one platform (`rocm_aiter_fusion.py`): the package
+    /// imports a module it does not hold, on a path its main platform never runs, as after a
+    /// refactor that moved the module and missed this importer.
+    fn import_on_platform_path(&self) -> bool {
+        let Some(inc) = self.log.failure_incident() else {
+            return false;
+        };
+        let Some((top, _)) = missing_dotted_module(&inc.message) else {
+            return false;
+        };
+        let Some(importer) = inc
+            .frames
+            .iter()
+            .rev()
+            .find(|f| !f.file.starts_with("<frozen") && !f.file.contains("/importlib/"))
+        else {
+            return false;
+        };
+        let file = importer.file.replace('\\', "/");
+        let Some((_, inside)) = file.split_once(&format!("/{top}/")) else {
+            return false;
+        };
+        self.voc.shape(ShapeId::PlatformPath).is_match(inside)
     }
 
     /// `Outer.f.<locals>.g() got an unexpected keyword argument`: `g` was made inside `f`
@@ -1386,4 +1420,13 @@ mod tests {
         assert!(!arch_matches("sm_12x", "sm_100"));
         assert!(arch_matches("sm_90", "sm_90"));
     }
+}
+
+/// The package and the whole dotted path of `No module named 'a.b'`; `None` for a top-level
+/// module (`No module named 'a'`).
+fn missing_dotted_module(message: &str) -> Option<(&str, &str)> {
+    let rest = message.split("No module named '").nth(1)?;
+    let module = rest.split('\'').next().unwrap_or("");
+    let (top, _) = module.split_once('.')?;
+    Some((top, module))
 }

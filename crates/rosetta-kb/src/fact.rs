@@ -55,6 +55,10 @@ pub enum Fact {
     /// A module missing from an installed package is imported by another package's code.
     #[serde(rename = "import-across-packages")]
     ImportAcrossPackages,
+    /// A module missing from a package is imported by that package's own code on a path
+    /// that runs on one platform only.
+    #[serde(rename = "import-on-platform-path")]
+    ImportOnPlatformPath,
     /// A function defined inside a frame of the traceback refused a keyword its caller, of
     /// the same codebase, passed.
     #[serde(rename = "keyword-within-codebase")]
@@ -63,7 +67,7 @@ pub enum Fact {
 
 impl Fact {
     /// Every fact, in the order the docs list them.
-    pub const ALL: [Fact; 16] = [
+    pub const ALL: [Fact; 17] = [
         Fact::PositionOverflow,
         Fact::MultiRank,
         Fact::CudaGraphOn,
@@ -79,6 +83,7 @@ impl Fact {
         Fact::ContextOverLimit,
         Fact::MemoryHeadroomShort,
         Fact::ImportAcrossPackages,
+        Fact::ImportOnPlatformPath,
         Fact::KeywordWithinCodebase,
     ];
 
@@ -169,6 +174,11 @@ impl Fact {
             Fact::ImportAcrossPackages => (
                 "import-across-packages",
                 "the failure is `No module named 'a.b'` (package `a` is installed, its module `b` is not), the code importing it is not under `a/`, and it asks for `a.b` itself (not a deeper `a.b.c`, which says a whole part of `a` is absent): another package's code expects another version of `a`",
+                true,
+            ),
+            Fact::ImportOnPlatformPath => (
+                "import-on-platform-path",
+                "the failure is `No module named 'a.b'` (package `a` is installed, its module `b` is not), the code importing it is under `a/` itself, and its file or folder is named for one platform or accelerator (`rocm_aiter_fusion.py`, `platforms/xpu.py`: the vocabulary's `platform-path` shape): the package's code on a path its main platform's tests do not run asks for a module the package no longer has",
                 true,
             ),
             Fact::KeywordWithinCodebase => (

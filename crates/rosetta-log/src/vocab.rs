@@ -103,10 +103,12 @@ pub enum ShapeId {
     ChatMarker,
     /// Python's words for a call whose arguments the callee does not take.
     CallSignature,
+    /// A source path of code that runs on one platform or accelerator only (ROCm, XPU, NPU).
+    PlatformPath,
 }
 
 impl ShapeId {
-    const ALL: [ShapeId; 15] = [
+    const ALL: [ShapeId; 16] = [
         ShapeId::BenignNcclWarn,
         ShapeId::IgnoredImport,
         ShapeId::PythonWarning,
@@ -122,6 +124,7 @@ impl ShapeId {
         ShapeId::LateCollective,
         ShapeId::ChatMarker,
         ShapeId::CallSignature,
+        ShapeId::PlatformPath,
     ];
 }
 

@@ -10,7 +10,7 @@ use rosetta_schema::Phase;
 
 /// Runs the knowledge base over the facts and builds the report.
 pub fn build(kb: &KnowledgeBase, log: &LogFacts, machine: Option<&Machine>) -> Report {
-    let ctx = Context::new(log, machine);
+    let ctx = Context::new(log, machine).with_vocabulary(kb.vocabulary());
     let scored = engine::diagnose(kb, &ctx);
     let files = Files {
         log,
