@@ -30,6 +30,9 @@ pub struct Tuning {
     pub vote_floor: f32,
     /// At most this many cases vote.
     pub voters: usize,
+    /// A case votes only when its similarity reaches this share of the closest case's: beside
+    /// a near match, cases a fraction as similar add noise, not evidence (0: off).
+    pub relative_floor: f32,
     /// Weight of a case's `also` causes against its cause.
     pub also: f64,
     /// Share of belief given to the cases' votes, against the rules' confidences.
@@ -59,6 +62,7 @@ impl Default for Tuning {
             max_shown: 5,
             vote_floor: 0.10,
             voters: 7,
+            relative_floor: 0.25,
             also: 0.5,
             weight: 0.05,
             bare: 0.05,
@@ -178,11 +182,9 @@ pub fn votes<'a>(hits: &'a [Hit<'a>], t: &Tuning) -> Vec<Vote<'a>> {
             out[i].0.also_cases.push(h);
         }
     };
-    for h in hits
-        .iter()
-        .filter(|h| h.score >= t.vote_floor)
-        .take(t.voters)
-    {
+    let best = hits.iter().map(|h| h.score).fold(0.0f32, f32::max);
+    let floor = t.vote_floor.max(best * t.relative_floor);
+    for h in hits.iter().filter(|h| h.score >= floor).take(t.voters) {
         let s = f64::from(h.score).powf(t.power);
         add(h.case.labels.cause, s, h, true);
         for a in &h.case.labels.also {
@@ -468,6 +470,42 @@ mod tests {
         blend(&mut only, &hits, Mode::Cases, &t);
         assert_eq!(only[0].cause, Cause::MemoryBudget);
         assert!(only.iter().all(|x| x.cause != Cause::FrameworkBug));
+    }
+
+    #[test]
+    fn beside_a_near_match_distant_cases_do_not_vote() {
+        let cs = [
+            case("n-1", Cause::KernelBug, &[Cause::FrameworkBug]),
+            case("n-2", Cause::DriverEnv, &[]),
+            case("n-3", Cause::FrameworkBug, &[]),
+            case("n-4", Cause::FrameworkBug, &[]),
+        ];
+        let hits: Vec<Hit> = cs
+            .iter()
+            .zip([0.68f32, 0.47, 0.13, 0.12])
+            .map(|(case, score)| Hit { case, score })
+            .collect();
+        let causes = |t: &Tuning| votes(&hits, t).iter().map(|v| v.cause).collect::<Vec<_>>();
+        // Without the relative floor the two distant cases lift framework-bug over driver-env.
+        let off = Tuning::default().with("relative_floor=0").unwrap();
+        assert_eq!(causes(&off)[1], Cause::FrameworkBug);
+        let t = Tuning::default();
+        assert_eq!(
+            causes(&t),
+            vec![Cause::KernelBug, Cause::DriverEnv, Cause::FrameworkBug]
+        );
+        let fb = votes(&hits, &t);
+        assert!(
+            fb[2].cases.is_empty(),
+            "only the near case's `also` is left"
+        );
+        // When every match is distant, the relative floor keeps them all.
+        let far: Vec<Hit> = cs
+            .iter()
+            .zip([0.2f32, 0.15, 0.13, 0.12])
+            .map(|(case, score)| Hit { case, score })
+            .collect();
+        assert_eq!(votes(&far, &t)[0].cause, Cause::FrameworkBug);
     }
 
     #[test]
