@@ -1301,6 +1301,15 @@ fn same_codebase(a: &str, b: &str) -> bool {
     }
 }
 
+/// The package and the whole dotted path of `No module named 'a.b'`; `None` for a top-level
+/// module (`No module named 'a'`).
+fn missing_dotted_module(message: &str) -> Option<(&str, &str)> {
+    let rest = message.split("No module named '").nth(1)?;
+    let module = rest.split('\'').next().unwrap_or("");
+    let (top, _) = module.split_once('.')?;
+    Some((top, module))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1420,13 +1429,4 @@ mod tests {
         assert!(!arch_matches("sm_12x", "sm_100"));
         assert!(arch_matches("sm_90", "sm_90"));
     }
-}
-
-/// The package and the whole dotted path of `No module named 'a.b'`; `None` for a top-level
-/// module (`No module named 'a'`).
-fn missing_dotted_module(message: &str) -> Option<(&str, &str)> {
-    let rest = message.split("No module named '").nth(1)?;
-    let module = rest.split('\'').next().unwrap_or("");
-    let (top, _) = module.split_once('.')?;
-    Some((top, module))
 }
