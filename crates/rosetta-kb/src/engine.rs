@@ -12,6 +12,7 @@ use pep440_rs::Version;
 use rosetta_log::lazy::Captures;
 use rosetta_log::lazy::LazyRegex;
 use rosetta_log::scan::Record;
+use rosetta_log::traceback::Frame;
 use rosetta_log::vocab::ShapeId;
 use rosetta_log::{LogFacts, Vocabulary};
 use rosetta_schema::report::{Evidence, Experiment, Hypothesis};
@@ -639,32 +640,35 @@ impl<'a> Context<'a> {
     /// written for a version of `a` that had it. The same error inside `a` is `a`'s own
     /// install missing a part.
     fn import_across_packages(&self) -> bool {
-        let Some(inc) = self.log.failure_incident() else {
+        let Some((top, module, f, file)) = self.dotted_import() else {
             return false;
         };
-        let Some((top, module)) = missing_dotted_module(&inc.message) else {
-            return false;
-        };
+        // The import asks for a deeper path than the one missing (`from a.b.c import`,
+        // `No module named 'a.b'`): a whole subpackage of `a` is absent, a build or variant
+        // of `a` without that part rather than another version's layout.
+        let asked = f.code.as_deref().and_then(|c| {
+            let c = c.trim();
+            c.strip_prefix("from ")
+                .or_else(|| c.strip_prefix("import "))
+                .and_then(|r| r.split_whitespace().next())
+        });
+        let part_absent =
+            asked.is_some_and(|a| a != module && a.starts_with(&format!("{module}.")));
+        !file.contains(&format!("/{top}/")) && !part_absent
+    }
+
+    /// The failure's `No module named 'a.b'`: the package `a`, the dotted path, the frame
+    /// that imported it (the innermost one outside the import machinery) and that frame's
+    /// file with `/` separators.
+    fn dotted_import(&self) -> Option<(&'a str, &'a str, &'a Frame, String)> {
+        let inc = self.log.failure_incident()?;
+        let (top, module) = missing_dotted_module(&inc.message)?;
         let importer = inc
             .frames
             .iter()
             .rev()
-            .find(|f| !f.file.starts_with("<frozen") && !f.file.contains("/importlib/"));
-        importer.is_some_and(|f| {
-            let file = f.file.replace('\\', "/");
-            // The import asks for a deeper path than the one missing (`from a.b.c import`,
-            // `No module named 'a.b'`): a whole subpackage of `a` is absent, a build or variant
-            // of `a` without that part rather than another version's layout.
-            let asked = f.code.as_deref().and_then(|c| {
-                let c = c.trim();
-                c.strip_prefix("from ")
-                    .or_else(|| c.strip_prefix("import "))
-                    .and_then(|r| r.split_whitespace().next())
-            });
-            let part_absent =
-                asked.is_some_and(|a| a != module && a.starts_with(&format!("{module}.")));
-            !file.contains(&format!("/{top}/")) && !part_absent
-        })
+            .find(|f| !f.file.starts_with("<frozen") && !f.file.contains("/importlib/"))?;
+        Some((top, module, importer, importer.file.replace('\\', "/")))
     }
 
     /// `No module named 'a.b'` raised by `a`'s own code (its file is under `a/`) where that
@@ -672,21 +676,9 @@ impl<'a> Context<'a> {
     /// imports a module it does not hold, on a path its main platform never runs, as after a
     /// refactor that moved the module and missed this importer.
     fn import_on_platform_path(&self) -> bool {
-        let Some(inc) = self.log.failure_incident() else {
+        let Some((top, _, _, file)) = self.dotted_import() else {
             return false;
         };
-        let Some((top, _)) = missing_dotted_module(&inc.message) else {
-            return false;
-        };
-        let Some(importer) = inc
-            .frames
-            .iter()
-            .rev()
-            .find(|f| !f.file.starts_with("<frozen") && !f.file.contains("/importlib/"))
-        else {
-            return false;
-        };
-        let file = importer.file.replace('\\', "/");
         let Some((_, inside)) = file.split_once(&format!("/{top}/")) else {
             return false;
         };
