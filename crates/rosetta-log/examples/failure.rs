@@ -51,13 +51,14 @@ fn dump(f: &rosetta_log::LogFacts) {
     }
     for i in &f.incidents {
         println!(
-            "  incident {}-{} {:?} {} {:?} frames={} {}",
+            "  incident {}-{} {:?} {} {:?} frames={} signals={:?} {}",
             i.line,
             i.end_line,
             i.class,
             i.strength,
             i.role,
             i.frames.len(),
+            i.signals,
             i.message.chars().take(60).collect::<String>()
         );
     }

@@ -260,6 +260,28 @@ fn carries_remote_traceback(ex: &Exception) -> bool {
 
 /// pytest marks the lines of the error it caught with `E` in the first column (`E   IndexError:
 /// list index out of range`); the rest is the exception line.
+/// The exception line behind a prefix the parser does not know (a log collector's
+/// container name before vLLM's process tag: `web-1 (EngineCore_0 pid=58) RuntimeError: ...`),
+/// known by the type the traceback's last frame raises (`raise RuntimeError(message) from e`):
+/// that type, followed by `:`, within the line's first 100 bytes.
+fn raised_behind_prefix(tb: &Traceback, msg: &str) -> Option<(String, String)> {
+    let code = tb.frames.last()?.code.as_deref()?;
+    let raised = code.strip_prefix("raise ")?;
+    let name_len = raised
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .unwrap_or(raised.len());
+    let name = raised[..name_len].rsplit('.').next()?;
+    if name.len() < 4 || !name.starts_with(|c: char| c.is_ascii_uppercase()) {
+        return None;
+    }
+    let head = &msg[..msg.len().min(100)];
+    let at = head.match_indices(name).map(|(i, _)| i).find(|&i| {
+        let before_ok = i > 0 && msg.as_bytes()[i - 1] == b' ';
+        before_ok && msg[i + name.len()..].starts_with(':')
+    })?;
+    parse_exception_line(&msg[at..]).filter(|(t, _)| t == name)
+}
+
 fn without_pytest_marker(msg: &str) -> &str {
     match msg.strip_prefix('E') {
         Some(rest) if rest.starts_with("  ") => rest.trim_start(),
@@ -482,7 +504,9 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
                 tb.end_line = rec.line;
                 continue;
             }
-            if let Some((t, m)) = parse_exception_line(without_pytest_marker(msg.trim_start())) {
+            let parsed = parse_exception_line(without_pytest_marker(msg.trim_start()))
+                .or_else(|| raised_behind_prefix(tb, msg));
+            if let Some((t, m)) = parsed {
                 st.exc_stamped = rec.prefix.time.is_some();
                 st.exc_closed = false;
                 tb.exception = Some(Exception {
@@ -918,6 +942,22 @@ ValueError: The checkpoint you are trying to load has model type `glm_moe_dsa`
         assert_eq!(t.len(), 1);
         assert_eq!(t[0].frames[0].function, "_get_and_verify_max_len");
         assert_eq!(t[0].exception.as_ref().unwrap().short_type(), "KeyError");
+    }
+
+    #[test]
+    fn the_raised_type_finds_its_line_behind_an_unknown_prefix() {
+        let log = "Traceback (most recent call last):\n  File \"/x/torch/utils/cpp_extension.py\", line 2522, in _run_ninja_build\n    raise RuntimeError(message) from e\n\nweb-7 (EngineCore_0 pid=58) RuntimeError: Error building extension 'sampling':\n";
+        let t = tbs(log);
+        assert_eq!(t.len(), 1);
+        let e = t[0]
+            .exception
+            .as_ref()
+            .expect("the exception line is found");
+        assert_eq!(e.short_type(), "RuntimeError");
+        assert_eq!(e.message, "Error building extension 'sampling':");
+        // Another type behind the prefix is another program's line, not this exception.
+        let other = "Traceback (most recent call last):\n  File \"/x/a.py\", line 2, in f\n    raise RuntimeError(message) from e\n\nweb-7 (EngineCore_0 pid=58) ValueError: something else\n";
+        assert!(tbs(other)[0].exception.is_none());
     }
 }
 
