@@ -76,22 +76,28 @@ fn first_person_sentence(msg: &str) -> bool {
 }
 
 /// The first root of a run, unless it is an error its program logged and went on from
-/// (one line at error level, no traceback, then the same stream logging at a lower level)
-/// and a later root of the run is another process's traceback: a supervisor that logs a
-/// failed call and carries on did not end the run; the process that died did.
+/// (at most three lines, the key one at error or warning level, no traceback, then the same
+/// stream logging at a lower level) and a later root of the run is another process's
+/// traceback (any traceback, after a warning): a supervisor that logs a failed call and
+/// carries on did not end the run; the process that died did.
 fn past_survived(f: &LogFacts, members: &[usize]) -> usize {
     let first = members[0];
     let inc = &f.incidents[first];
-    if inc.exception.is_some() || !inc.frames.is_empty() || inc.end_line != inc.line {
+    if inc.exception.is_some() || !inc.frames.is_empty() || inc.end_line > inc.line + 2 {
         return first;
     }
     let Some(r) = record_at(f, inc.source, inc.key_line) else {
         return first;
     };
-    if r.prefix.level != Some(Level::Error) {
+    // An error or a warning (an optional module that failed to import, logged and fallen
+    // back from: `WARNING ... Failed to import from vllm._C with ModuleNotFoundError(...)`).
+    if !matches!(r.prefix.level, Some(Level::Error | Level::Warning)) {
         return first;
     }
     let stream = r.prefix.stream_key();
+    // A warning says by its level that the program went on: any later traceback of the run
+    // is what ended it, on whatever stream.
+    let warned = r.prefix.level == Some(Level::Warning);
     let fatal = members[1..].iter().copied().find(|&m| {
         let x = &f.incidents[m];
         x.source == inc.source
@@ -99,7 +105,8 @@ fn past_survived(f: &LogFacts, members: &[usize]) -> usize {
             && x.exception.is_some()
             && !x.frames.is_empty()
             && x.strength > GENERIC_STRENGTH
-            && record_at(f, x.source, x.line).is_some_and(|y| y.prefix.stream_key() != stream)
+            && (warned
+                || record_at(f, x.source, x.line).is_some_and(|y| y.prefix.stream_key() != stream))
     });
     let Some(m) = fatal else {
         return first;
@@ -500,6 +507,22 @@ mod tests {
             .failure
             .expect("a failure");
         assert_eq!(fl.line, 2);
+    }
+
+    #[test]
+    fn an_import_warning_the_program_went_on_from_yields_to_the_traceback_that_ended_it() {
+        let log = "WARNING 03-04 11:50:55 _custom_ops.py:19] Failed to import from vllm._C with ModuleNotFoundError(\"No module named 'vllm._C'\")\n\
+                   INFO 03-04 11:51:09 llm_engine.py:232] Initializing a V0 LLM engine (v0.7.1)\n\
+                   [rank0]: Traceback (most recent call last):\n\
+                   [rank0]:   File \"/x/vllm_ascend/ops/activation.py\", line 25, in silu_and_mul_forward_oot\n\
+                   [rank0]:     out = torch_npu.npu_swiglu(x)\n\
+                   [rank0]: RuntimeError: call aclnnSwiGlu failed, detail:EZ1001: The binary_info_config.json of socVersion [ascend310p] does not support opType [SwiGlu].\n";
+        let fl = facts_of(log).failure.expect("a failure");
+        assert_eq!((fl.class, fl.line), (FailureClass::NoKernelForArch, 6));
+        // Without the lines that show it went on, the warning stays the run's first root.
+        let cut: String = log.lines().take(1).map(|l| format!("{l}\n")).collect();
+        let fl = facts_of(&cut).failure.expect("a failure");
+        assert_eq!(fl.class, FailureClass::ImportError);
     }
 
     #[test]

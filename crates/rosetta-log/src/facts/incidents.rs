@@ -412,6 +412,10 @@ pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback])
             inc.strength = GENERIC_STRENGTH;
             inc.role = Role::Root;
             inc.signals.push("error-line");
+            if compiler_style(r.message()) && after_build_step(voc, records, i) {
+                inc.class = FailureClass::BuildError;
+                inc.signals.push("build-diagnostic");
+            }
             inc.message = quote(r.message());
             inc.end_line = last_line;
             inc.rank = r.prefix.effective_rank();
@@ -484,6 +488,35 @@ fn frames_text<'a>(frames: impl Iterator<Item = &'a Frame>) -> String {
 /// `FATAL`, `fatal error`, `[E]`, ...; the `error-line` shape).
 /// Frames run by a package build (pip's build env, setuptools): the phase vocabulary's
 /// `install` paths say so.
+/// A compiler's diagnostic with no location in front (`error: 'kernel' attribute requires
+/// Metal language standard macos-metal2.3`, rustc's `error[E0425]: cannot find value`): the
+/// line opens with a lower-case `error:` or `error[CODE]:`.
+fn compiler_style(msg: &str) -> bool {
+    let m = msg.trim_start();
+    m.starts_with("error: ")
+        || m.strip_prefix("error[").is_some_and(|rest| {
+            rest.split_once("]: ").is_some_and(|(code, _)| {
+                code.len() <= 8 && code.chars().all(|c| c.is_ascii_alphanumeric())
+            })
+        })
+}
+
+/// A build ran just before record `at`: within the 30 lines above it (same input), a line
+/// that hints at an install or a build (`cargo build`, `pip install`, CMake's progress).
+fn after_build_step(voc: &Vocabulary, records: &[Record], at: usize) -> bool {
+    let r = &records[at];
+    records[..at]
+        .iter()
+        .rev()
+        .take_while(|x| x.source == r.source && x.line + 30 >= r.line)
+        .any(|x| {
+            voc.signal_matches(x.message()).into_iter().any(|s| {
+                let sg = &voc.signals[s];
+                sg.strength < 5 && sg.phase == Some(Phase::Install)
+            })
+        })
+}
+
 pub(super) fn raised_in_build(voc: &Vocabulary, frames: &[Frame]) -> bool {
     frames
         .iter()
@@ -805,6 +838,28 @@ mod tests {
             v,
             &rec("INFO 12-01 10:00:00 llm_engine.py:1] error handling is on")
         ));
+    }
+
+    #[test]
+    fn a_compiler_diagnostic_after_a_build_command_is_a_build_error() {
+        let err =
+            "error: 'kernel' attribute requires Metal language standard macos-metal2.3 or higher\n";
+        let built =
+            format!("$ cargo build --features metal\n   Compiling mistralrs-quant v0.6.0\n{err}");
+        let f = crate::facts::facts_of(&built).failure.expect("a failure");
+        assert_eq!(
+            (f.class, f.line),
+            (FailureClass::BuildError, 3),
+            "{}",
+            f.message
+        );
+        // The same words with no build before them are the program's own error.
+        let f = crate::facts::facts_of(err).failure.expect("a failure");
+        assert_eq!(f.class, FailureClass::PythonError);
+        assert!(compiler_style(
+            "error[E0425]: cannot find value `x` in this scope"
+        ));
+        assert!(!compiler_style("error [main] connection lost"));
     }
 
     #[test]
