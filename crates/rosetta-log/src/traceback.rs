@@ -258,8 +258,6 @@ fn carries_remote_traceback(ex: &Exception) -> bool {
         || ex.message.starts_with("ray::")
 }
 
-/// pytest marks the lines of the error it caught with `E` in the first column (`E   IndexError:
-/// list index out of range`); the rest is the exception line.
 /// The exception line behind a prefix the parser does not know (a log collector's
 /// container name before vLLM's process tag: `web-1 (EngineCore_0 pid=58) RuntimeError: ...`),
 /// known by the type the traceback's last frame raises (`raise RuntimeError(message) from e`):
@@ -282,6 +280,8 @@ fn raised_behind_prefix(tb: &Traceback, msg: &str) -> Option<(String, String)> {
     parse_exception_line(&msg[at..]).filter(|(t, _)| t == name)
 }
 
+/// pytest marks the lines of the error it caught with `E` in the first column (`E   IndexError:
+/// list index out of range`); the rest is the exception line.
 fn without_pytest_marker(msg: &str) -> &str {
     match msg.strip_prefix('E') {
         Some(rest) if rest.starts_with("  ") => rest.trim_start(),

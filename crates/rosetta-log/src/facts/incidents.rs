@@ -484,10 +484,6 @@ fn frames_text<'a>(frames: impl Iterator<Item = &'a Frame>) -> String {
         .collect()
 }
 
-/// A line at error level, or one that opens with an error banner (`ERROR:`, `error:`,
-/// `FATAL`, `fatal error`, `[E]`, ...; the `error-line` shape).
-/// Frames run by a package build (pip's build env, setuptools): the phase vocabulary's
-/// `install` paths say so.
 /// A compiler's diagnostic with no location in front (`error: 'kernel' attribute requires
 /// Metal language standard macos-metal2.3`, rustc's `error[E0425]: cannot find value`): the
 /// line opens with a lower-case `error:` or `error[CODE]:`.
@@ -517,6 +513,8 @@ fn after_build_step(voc: &Vocabulary, records: &[Record], at: usize) -> bool {
         })
 }
 
+/// Frames run by a package build (pip's build env, setuptools): the phase vocabulary's
+/// `install` paths say so.
 pub(super) fn raised_in_build(voc: &Vocabulary, frames: &[Frame]) -> bool {
     frames
         .iter()
@@ -542,6 +540,8 @@ pub(super) fn wrapped_cell(msg: &str) -> Option<String> {
     })
 }
 
+/// A line at error level, or one that opens with an error banner (`ERROR:`, `error:`,
+/// `FATAL`, `fatal error`, `[E]`, ...; the `error-line` shape).
 pub(super) fn is_error_line(voc: &Vocabulary, r: &Record) -> bool {
     matches!(r.prefix.level, Some(Level::Error | Level::Critical))
         || voc.shape(ShapeId::ErrorLine).is_match(r.message())
