@@ -272,7 +272,12 @@ fn raised_behind_prefix(tb: &Traceback, msg: &str) -> Option<(String, String)> {
     if name.len() < 4 || !name.starts_with(|c: char| c.is_ascii_uppercase()) {
         return None;
     }
-    let head = &msg[..msg.len().min(100)];
+    // Within the first 100 bytes, cut at a character boundary (a line may hold UTF-8).
+    let mut cut = msg.len().min(100);
+    while !msg.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let head = &msg[..cut];
     let at = head.match_indices(name).map(|(i, _)| i).find(|&i| {
         let before_ok = i > 0 && msg.as_bytes()[i - 1] == b' ';
         before_ok && msg[i + name.len()..].starts_with(':')
@@ -958,6 +963,9 @@ ValueError: The checkpoint you are trying to load has model type `glm_moe_dsa`
         // Another type behind the prefix is another program's line, not this exception.
         let other = "Traceback (most recent call last):\n  File \"/x/a.py\", line 2, in f\n    raise RuntimeError(message) from e\n\nweb-7 (EngineCore_0 pid=58) ValueError: something else\n";
         assert!(tbs(other)[0].exception.is_none());
+        // A line whose 100th byte falls inside a character is cut before it, not split.
+        let wide = format!("Traceback (most recent call last):\n  File \"/x/a.py\", line 2, in f\n    raise RuntimeError(message) from e\n\n{}RuntimeError: x\n", "é".repeat(60));
+        assert!(tbs(&wide)[0].exception.is_none());
     }
 }
 
