@@ -964,7 +964,7 @@ ValueError: The checkpoint you are trying to load has model type `glm_moe_dsa`
         let other = "Traceback (most recent call last):\n  File \"/x/a.py\", line 2, in f\n    raise RuntimeError(message) from e\n\nweb-7 (EngineCore_0 pid=58) ValueError: something else\n";
         assert!(tbs(other)[0].exception.is_none());
         // A line whose 100th byte falls inside a character is cut before it, not split.
-        let wide = format!("Traceback (most recent call last):\n  File \"/x/a.py\", line 2, in f\n    raise RuntimeError(message) from e\n\n{}RuntimeError: x\n", "é".repeat(60));
+        let wide = format!("Traceback (most recent call last):\n  File \"/x/a.py\", line 2, in f\n    raise RuntimeError(message) from e\n\na{}RuntimeError: x\n", "é".repeat(60));
         assert!(tbs(&wide)[0].exception.is_none());
     }
 }
