@@ -85,11 +85,26 @@ pub fn required_literals(pattern: &str) -> Option<Vec<String>> {
 /// not their case variants), which is sound because the needles are looked for
 /// ignoring ASCII case.
 pub fn needles(pattern: &str) -> Option<Vec<String>> {
+    inner_words(pattern, true)
+}
+
+/// Words one of which every match of `pattern` holds, lowercased when `lower` (and then
+/// read ignoring ASCII case) or as written; 3+ bytes each, at most 128.
+fn inner_words(pattern: &str, lower: bool) -> Option<Vec<String>> {
+    let plain = pattern.replace("(?i)", "").replace("(?i:", "(?:");
+    let hir = regex_syntax::parse(&plain).ok()?;
+    let found = walk(&hir, lower);
+    let words = most_selective(found.exact, found.inner)?;
+    (words.iter().all(|w| w.len() >= 3) && words.len() <= 128).then_some(words)
+}
+
+/// The prefix or suffix set of a pattern, whichever is the more selective, lowercased: what
+/// `needles` gave before it looked inside patterns. Its short stubs (`has n`) keep a few
+/// more lines for the scanner, so the scanner keeps them alongside the inner words.
+fn affix_needles(pattern: &str) -> Option<Vec<String>> {
     use regex_syntax::hir::literal::ExtractKind;
     let plain = pattern.replace("(?i)", "").replace("(?i:", "(?:");
     let hir = regex_syntax::parse(&plain).ok()?;
-    // Prefixes or suffixes, whichever set is the more selective: the longer
-    // shortest literal (`error: .{1,200} was not declared` is found by its end).
     let shortest = |w: &[String]| w.iter().map(String::len).min().unwrap_or(0);
     match (
         finite_literals(&hir, ExtractKind::Prefix, true),
@@ -98,6 +113,175 @@ pub fn needles(pattern: &str) -> Option<Vec<String>> {
         (Some(p), Some(s)) if shortest(&s) > shortest(&p) => Some(s),
         (Some(p), _) => Some(p),
         (None, s) => s,
+    }
+}
+
+/// The most words an exact set keeps before it is given up (a cross product of
+/// alternations grows fast).
+const EXACT_MAX: usize = 64;
+
+/// What one part of a pattern says about the text it matches, lowercased: `exact`,
+/// every string it can match, when they are few; `inner`, words one of which each of
+/// its matches holds.
+struct Found {
+    exact: Option<Vec<String>>,
+    inner: Option<Vec<String>>,
+}
+
+impl Found {
+    fn exact(words: Vec<String>) -> Found {
+        Found {
+            exact: Some(words),
+            inner: None,
+        }
+    }
+
+    fn nothing() -> Found {
+        Found {
+            exact: None,
+            inner: None,
+        }
+    }
+}
+
+/// Of two word sets, the one that prefilters better: the longer shortest word, then
+/// the fewer words.
+fn most_selective(a: Option<Vec<String>>, b: Option<Vec<String>>) -> Option<Vec<String>> {
+    let key = |w: &[String]| {
+        (
+            w.iter().map(String::len).min().unwrap_or(0),
+            std::cmp::Reverse(w.len()),
+        )
+    };
+    match (a, b) {
+        (Some(a), Some(b)) => Some(if key(&b) > key(&a) { b } else { a }),
+        (a, b) => a.or(b),
+    }
+}
+
+fn sorted(mut words: Vec<String>) -> Vec<String> {
+    words.sort();
+    words.dedup();
+    words
+}
+
+/// Every concatenation of a word of `a` with a word of `b`; `None` past `EXACT_MAX`.
+fn cross(a: &[String], b: &[String]) -> Option<Vec<String>> {
+    if a.len().saturating_mul(b.len()) > EXACT_MAX {
+        return None;
+    }
+    Some(sorted(
+        a.iter()
+            .flat_map(|x| b.iter().map(move |y| format!("{x}{y}")))
+            .collect(),
+    ))
+}
+
+/// The characters of a small class (a case pair, `[-_ ]`), lowercased.
+fn class_chars(class: &regex_syntax::hir::Class, lower: bool) -> Option<Vec<String>> {
+    use regex_syntax::hir::Class;
+    let mut out = Vec::new();
+    let mut push = |lo: u32, hi: u32| -> Option<()> {
+        if hi - lo >= 4 || out.len() > 4 {
+            return None;
+        }
+        for c in lo..=hi {
+            let c = char::from_u32(c)?;
+            out.push(if lower { c.to_ascii_lowercase() } else { c }.to_string());
+        }
+        Some(())
+    };
+    match class {
+        Class::Unicode(u) => {
+            for r in u.ranges() {
+                push(r.start() as u32, r.end() as u32)?;
+            }
+        }
+        Class::Bytes(b) => {
+            for r in b.ranges() {
+                push(u32::from(r.start()), u32::from(r.end()))?;
+            }
+        }
+    }
+    (out.len() <= 4).then(|| sorted(out))
+}
+
+/// Walks a pattern for the words its matches must hold: a concatenation holds the
+/// words of any one part, and of any run of adjacent parts of known text joined; an
+/// alternation holds one of its branches' words; an optional part holds nothing.
+/// Unlike a prefix or suffix set, this finds the words in the middle of a pattern
+/// (`'[\w.]+' object has no attribute`).
+fn walk(hir: &Hir, lower: bool) -> Found {
+    use regex_syntax::hir::HirKind;
+    match hir.kind() {
+        HirKind::Empty | HirKind::Look(_) => Found::exact(vec![String::new()]),
+        HirKind::Literal(l) => {
+            Found::exact(vec![String::from_utf8_lossy(&l.0).to_ascii_lowercase()])
+        }
+        HirKind::Class(c) => Found {
+            exact: class_chars(c, lower),
+            inner: None,
+        },
+        HirKind::Capture(c) => walk(&c.sub, lower),
+        HirKind::Repetition(r) if r.min == 0 => Found::nothing(),
+        HirKind::Repetition(r) => {
+            let sub = walk(&r.sub, lower);
+            let once = r.max == Some(1);
+            Found {
+                exact: if once { sub.exact.clone() } else { None },
+                inner: most_selective(sub.exact, sub.inner),
+            }
+        }
+        HirKind::Concat(parts) => {
+            let mut best: Option<Vec<String>> = None;
+            let mut run: Vec<String> = vec![String::new()];
+            let mut whole = true;
+            for part in parts {
+                let f = walk(part, lower);
+                best = most_selective(best, f.inner);
+                match f.exact {
+                    Some(e) => match cross(&run, &e) {
+                        Some(joined) => run = joined,
+                        None => {
+                            whole = false;
+                            best = most_selective(best, Some(std::mem::replace(&mut run, e)));
+                        }
+                    },
+                    None => {
+                        whole = false;
+                        best = most_selective(
+                            best,
+                            Some(std::mem::replace(&mut run, vec![String::new()])),
+                        );
+                    }
+                }
+            }
+            if whole {
+                return Found {
+                    exact: Some(run),
+                    inner: best,
+                };
+            }
+            Found {
+                exact: None,
+                inner: most_selective(best, Some(run)),
+            }
+        }
+        HirKind::Alternation(branches) => {
+            let found: Vec<Found> = branches.iter().map(|b| walk(b, lower)).collect();
+            let exact = found
+                .iter()
+                .map(|f| f.exact.clone())
+                .collect::<Option<Vec<Vec<String>>>>()
+                .map(|sets| sorted(sets.concat()))
+                .filter(|w| w.len() <= EXACT_MAX);
+            let inner = found
+                .into_iter()
+                .map(|f| most_selective(f.exact, f.inner))
+                .collect::<Option<Vec<Vec<String>>>>()
+                .map(|sets| sorted(sets.concat()));
+            Found { exact, inner }
+        }
     }
 }
 
@@ -136,6 +320,28 @@ pub fn signal_literals(signal_patterns: &[Vec<String>], extra: &[String]) -> Vec
             }
         }
     }
+    // A branch whose words are inside it (`'[\w.]+' object has no attribute`) has no prefix
+    // set: its inner words, as written, stand in when they are long enough to mark an error.
+    for pat in signal_patterns.iter().flatten().chain(extra.iter()) {
+        if pat.contains("(?i") {
+            continue;
+        }
+        let has_prefix = regex_syntax::parse(pat)
+            .ok()
+            .and_then(|h| prefix_literals(&h))
+            .is_some_and(|w| w.iter().all(|x| x.len() >= 4));
+        if has_prefix {
+            continue;
+        }
+        let words = inner_words(pat, false).unwrap_or_default();
+        if words.len() <= 8 && words.iter().all(|w| w.len() >= 10) {
+            for w in words {
+                if !out.contains(&w) {
+                    out.push(w);
+                }
+            }
+        }
+    }
     // A case-insensitive branch has no finite prefix set (each letter doubles it), so
     // the passes above drop it; its own words stand in, as a line writes them: lower
     // case, capitalised and upper case (the scanner's automaton is case-sensitive).
@@ -152,15 +358,19 @@ pub fn signal_literals(signal_patterns: &[Vec<String>], extra: &[String]) -> Vec
     out
 }
 
-/// The words (5+ bytes, at most 8) every match of a case-insensitive pattern holds,
+/// Words (at most 8 of a kind) one of which every match of a case-insensitive pattern holds,
 /// each as lower case, capitalised and upper case; empty when it has no such words.
 pub fn case_variants(pattern: &str) -> Vec<String> {
-    let Some(words) = needles(pattern) else {
+    // The words at either end of the pattern (5+ bytes), else words from inside it when
+    // they are long (10+ bytes): a short inner word (`kernel`, `version`) is on too
+    // many lines to mark an error.
+    let fit = |min: usize| move |w: &Vec<String>| w.len() <= 8 && w.iter().all(|x| x.len() >= min);
+    let Some(words) = affix_needles(pattern)
+        .filter(fit(5))
+        .or_else(|| needles(pattern).filter(fit(10)))
+    else {
         return Vec::new();
     };
-    if words.len() > 8 || words.iter().any(|w| w.len() < 5) {
-        return Vec::new();
-    }
     let mut out = Vec::new();
     for w in words {
         let mut cap = w.clone();
