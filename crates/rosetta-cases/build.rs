@@ -1,7 +1,8 @@
 //! Compiles the case library embedded in the binary: every labelled case under
 //! `corpus/cases/` (not `../shared/cases`, the evaluation set) is read with
 //! `rosetta-log` exactly as `diagnose` reads a user's log, and only its labels
-//! and signature (the masked failure block) are kept, as JSON, deflated.
+//! and signature (the masked failure block) are kept, as JSON (not compressed:
+//! inflating it cost more start-up than its megabyte of binary is worth).
 //! Whole logs are never embedded. Beside it, each signature's term counts
 //! (what `vector.rs` makes of it with the default features), so that a start
 //! does not tokenise the whole library again (`vector::pack_counts`).
@@ -16,7 +17,6 @@ mod signature;
 #[allow(dead_code)]
 mod vector;
 
-use std::io::Write as _;
 use std::path::PathBuf;
 
 fn main() {
@@ -62,18 +62,12 @@ fn main() {
         });
     }
     let json = serde_json::to_vec(&cases).expect("the case library serialises");
-    let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
-    z.write_all(&json).expect("deflate into memory");
-    let packed = z.finish().expect("deflate into memory");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
-    std::fs::write(out.join("library.json.deflate"), packed).expect("write the case library");
+    std::fs::write(out.join("library.json"), json).expect("write the case library");
     let counts: Vec<_> = cases
         .iter()
         .map(|c| vector::counts(&c.signature(), vector::Features::default()))
         .collect();
-    let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
-    z.write_all(&vector::pack_counts(&counts))
-        .expect("deflate into memory");
-    let packed = z.finish().expect("deflate into memory");
-    std::fs::write(out.join("terms.bin.deflate"), packed).expect("write the term counts");
+    std::fs::write(out.join("terms.bin"), vector::pack_counts(&counts))
+        .expect("write the term counts");
 }

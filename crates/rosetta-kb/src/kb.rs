@@ -39,6 +39,20 @@ impl KnowledgeBase {
         Ok(kb)
     }
 
+    /// `literals()` of the built-in rules, read from the table the build script wrote,
+    /// without loading the rules: the scanner can be built while they load.
+    pub fn embedded_literals() -> Vec<String> {
+        let mut out: Vec<String> = embedded::EMBEDDED
+            .iter()
+            .filter_map(|(_, _, literals)| *literals)
+            .flatten()
+            .map(|w| w.to_string())
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
     /// The number of built-in rule files.
     pub fn embedded_count() -> usize {
         embedded::EMBEDDED.len()
@@ -154,6 +168,7 @@ mod tests {
             assert_eq!(lazy.literals(), checked.literals(), "{}", checked.id());
         }
         assert!(!kb.literals().is_empty());
+        assert_eq!(KnowledgeBase::embedded_literals(), kb.literals());
     }
 
     #[test]

@@ -63,6 +63,17 @@ pub fn run(args: DiagnoseArgs) -> Outcome {
     let cases = std::thread::spawn(move || {
         rosetta_cases::Cases::for_diagnose(&case_dirs).inspect(rosetta_cases::Cases::warm)
     });
+    // The scanner's automata (a third of start-up) are built on another core while the
+    // rules load, from the built-in vocabulary and the rules' literals worked out at build
+    // time; rules or vocabulary from `--kb` folders add literals, so then it waits for them.
+    let early_scanner = args.kb.is_empty().then(|| {
+        std::thread::spawn(|| {
+            rosetta_log::Scanner::new(
+                rosetta_log::Vocabulary::embedded(),
+                &KnowledgeBase::embedded_literals(),
+            )
+        })
+    });
     let mut kb = KnowledgeBase::embedded().context("the built-in knowledge base is broken")?;
     for dir in &args.kb {
         kb.add_dir(dir).context("cannot load --kb rules")?;
@@ -72,7 +83,12 @@ pub fn run(args: DiagnoseArgs) -> Outcome {
         None => None,
     };
     let gpu_names: Vec<&'static str> = rosetta_kb::tables::GpuTable::embedded().names().collect();
-    let scanner = rosetta_log::Scanner::new(kb.vocabulary(), &kb.literals());
+    let scanner = match early_scanner {
+        Some(building) => building
+            .join()
+            .map_err(|_| anyhow::anyhow!("the log scanner could not be built"))?,
+        None => rosetta_log::Scanner::new(kb.vocabulary(), &kb.literals()),
+    };
     let cases = cases
         .join()
         .map_err(|_| anyhow::anyhow!("the case library could not be loaded"))?
