@@ -1,4 +1,4 @@
-//! Times the steps of the case library in-process: inflate and parse the
+//! Times the steps of the case library in-process: parse the
 //! embedded library, build its index, cut and search one signature.
 //!
 //! `cargo run --release -p rosetta-cases --example timing -- LOG`
