@@ -942,32 +942,32 @@ mod tests {
 
     #[test]
     fn needles_come_from_inside_a_pattern_too() {
-        let words = |p: &str| needles(p).map(|w| w.join("|"));
-        // Between two classes, where neither end has a literal.
-        assert_eq!(
-            words(r"'[\w.]+' object has no attribute '\w+'").as_deref(),
-            Some("' object has no attribute '")
-        );
-        // A run of known parts joined: a small alternation, a case pair, the words around.
-        assert_eq!(
-            words(r"(?i)# (?:cuda|gpu) blocks: 0\b").as_deref(),
-            Some("# cuda blocks: 0|# gpu blocks: 0")
-        );
-        assert_eq!(
-            words(r"[Kk]illed by signal \d+").as_deref(),
-            Some("killed by signal ")
-        );
-        // An optional part holds nothing; the longest required word wins.
-        assert_eq!(
-            words(r"^\s*(?:\S+: line \d+:\s+)?Killed(?:\s|$)").as_deref(),
-            Some("killed")
-        );
-        // An alternation holds one of its branches' words, or nothing when one branch has none.
-        assert_eq!(
-            words(r"(?:cannot find|unable to locate) \S+").as_deref(),
-            Some("cannot find |unable to locate ")
-        );
-        assert_eq!(words(r"(?:cannot find|\d+) \S+"), None);
+        // (pattern, its needles joined with `|`, or None)
+        let cases: &[(&str, Option<&str>)] = &[
+            // Between two classes, where neither end has a literal.
+            (
+                r"'[\w.]+' object has no attribute '\w+'",
+                Some("' object has no attribute '"),
+            ),
+            // A run of known parts joined: a small alternation, a case pair, the words around.
+            (
+                r"(?i)# (?:cuda|gpu) blocks: 0\b",
+                Some("# cuda blocks: 0|# gpu blocks: 0"),
+            ),
+            (r"[Kk]illed by signal \d+", Some("killed by signal ")),
+            // An optional part holds nothing; the longest required word wins.
+            (r"^\s*(?:\S+: line \d+:\s+)?Killed(?:\s|$)", Some("killed")),
+            // An alternation holds one of its branches' words, or nothing when one has none.
+            (
+                r"(?:cannot find|unable to locate) \S+",
+                Some("cannot find |unable to locate "),
+            ),
+            (r"(?:cannot find|\d+) \S+", None),
+        ];
+        for (pattern, want) in cases {
+            let got = needles(pattern).map(|w| w.join("|"));
+            assert_eq!(got.as_deref(), *want, "{pattern}");
+        }
     }
 
     #[test]
