@@ -120,7 +120,8 @@ fn affix_needles(pattern: &str) -> Option<Vec<String>> {
 /// alternations grows fast).
 const EXACT_MAX: usize = 64;
 
-/// What one part of a pattern says about the text it matches, lowercased: `exact`,
+/// What one part of a pattern says about the text it matches (lowercased or as written,
+/// as the walk was asked): `exact`,
 /// every string it can match, when they are few; `inner`, words one of which each of
 /// its matches holds.
 struct Found {
@@ -177,7 +178,7 @@ fn cross(a: &[String], b: &[String]) -> Option<Vec<String>> {
     ))
 }
 
-/// The characters of a small class (a case pair, `[-_ ]`), lowercased.
+/// The characters of a small class (a case pair, `[-_ ]`), lowercased when `lower`.
 fn class_chars(class: &regex_syntax::hir::Class, lower: bool) -> Option<Vec<String>> {
     use regex_syntax::hir::Class;
     let mut out = Vec::new();
@@ -216,7 +217,12 @@ fn walk(hir: &Hir, lower: bool) -> Found {
     match hir.kind() {
         HirKind::Empty | HirKind::Look(_) => Found::exact(vec![String::new()]),
         HirKind::Literal(l) => {
-            Found::exact(vec![String::from_utf8_lossy(&l.0).to_ascii_lowercase()])
+            let text = String::from_utf8_lossy(&l.0);
+            Found::exact(vec![if lower {
+                text.to_ascii_lowercase()
+            } else {
+                text.into_owned()
+            }])
         }
         HirKind::Class(c) => Found {
             exact: class_chars(c, lower),
@@ -401,4 +407,18 @@ pub fn milestone_literals(milestone_patterns: &[String]) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_scanner_gets_a_patterns_inner_words_as_written() {
+        // The scanner's automaton is case-sensitive: a pattern without `(?i)` gives its
+        // inner words in its own case, a long one only.
+        let pats = vec![vec![r"'[\w.]+' Object Has No Attribute '\w+'".to_string()]];
+        let words = super::signal_literals(&pats, &[]);
+        assert!(words.contains(&"' Object Has No Attribute '".to_string()), "{words:?}");
+        let short = vec![vec![r"[A-Z]\w+ Kernel \d+".to_string()]];
+        assert!(super::signal_literals(&short, &[]).is_empty());
+    }
 }
