@@ -417,7 +417,10 @@ mod tests {
         // inner words in its own case, a long one only.
         let pats = vec![vec![r"'[\w.]+' Object Has No Attribute '\w+'".to_string()]];
         let words = super::signal_literals(&pats, &[]);
-        assert!(words.contains(&"' Object Has No Attribute '".to_string()), "{words:?}");
+        assert!(
+            words.contains(&"' Object Has No Attribute '".to_string()),
+            "{words:?}"
+        );
         let short = vec![vec![r"[A-Z]\w+ Kernel \d+".to_string()]];
         assert!(super::signal_literals(&short, &[]).is_empty());
     }
