@@ -79,6 +79,10 @@ pub struct Traceback {
     /// (most recent call first):`), which Python prints only on a fatal signal.
     #[serde(skip)]
     pub(crate) fault_dump: bool,
+    /// The exception type IPython prints on its header (`IndexError    Traceback (most recent
+    /// call last)`): the exception when the paste is cut before the last line.
+    #[serde(skip)]
+    header_type: Option<String>,
 }
 
 impl Traceback {
@@ -103,6 +107,7 @@ impl Traceback {
             indent: leading_ws(rec.message()),
             native_frames: 0,
             fault_dump: false,
+            header_type: None,
         }
     }
 }
@@ -124,6 +129,9 @@ struct Patterns {
     rich_path: Regex,
     frame_partial: Regex,
     pytest_frame: Regex,
+    ipython_header: Regex,
+    ipython_frame: Regex,
+    ipython_code: Regex,
     exception: Regex,
 }
 
@@ -159,6 +167,15 @@ fn patterns() -> &'static Patterns {
         frame_partial: crate::lazy::ascii_regex(r#"^\s*(\S[^"]*)", line (\d+), in (\S+)"#).unwrap(),
         // pytest's own traceback: `/x/flashinfer/jit/env.py:31: in <module>`.
         pytest_frame: crate::lazy::ascii_regex(r"^\s*(\S+?\.pyx?):(\d+): in (\S+)\s*$").unwrap(),
+        // IPython (Jupyter, Colab) puts the exception's type on the header's left.
+        ipython_header: crate::lazy::ascii_regex(r"^\s*((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Z][A-Za-z0-9_]*?(?:Error|Exception|Interrupt|Exit))\s+Traceback \(most recent call last\)").unwrap(),
+        // ... and its frames as `File /x/rl.py:854, in patch(a, b)` (IPython 8), `/x/rl.py in
+        // patch(a, b)` (IPython 7), or a Markdown link to the file (Colab: `[/x/rl.py](url) in
+        // patch(a, b)`): read only inside a traceback, they are too plain to open one.
+        ipython_frame: crate::lazy::ascii_regex(r"^\s*(?:File )?(?:\[([^\]\s]+?\.pyx?)\]\([^)\s]*\)|([^\s\[\]]+?\.pyx?))(?::(\d+),)? in (<[^>]*>|[\w.]+)\(").unwrap(),
+        // IPython marks the frame's current line with an arrow (`--> 854   x = f()`) among the
+        // numbered lines around it.
+        ipython_code: crate::lazy::ascii_regex(r"^\s*-+>\s*\d+\s(.*)$").unwrap(),
         exception: crate::lazy::ascii_regex(
             r#"^((?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:[A-Za-z_][A-Za-z0-9_]*)?(?:Error|Exception|Interrupt|Exit|Warning|Failure|Fault|Iteration|Timeout|Abort|Exceeded)|KeyError|StopIteration|(?:[a-z_][A-Za-z0-9_]*\.){2,}[A-Z][A-Za-z0-9_]+)(?:\([\w.]+\))?(?::\s?(.*)|\(['"](.*)['"]\))?$"#,
         )
@@ -339,8 +356,18 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
             let (chained_from, direct) = st.take_chain();
             let mut t = Traceback::start(rec, &key.1, chained_from);
             t.direct_cause = direct;
+            t.header_type = pat.ipython_header.captures(msg).map(|c| c[1].to_string());
             st.current = Some(t);
             continue;
+        }
+        if let Some(c) = pat.ipython_code.captures(msg) {
+            if let Some(tb) = st.current.as_mut().filter(|t| t.header_type.is_some()) {
+                if let Some(f) = tb.frames.last_mut() {
+                    f.code = Some(c[1].trim().chars().take(300).collect());
+                }
+                tb.end_line = rec.line;
+                continue;
+            }
         }
         // faulthandler (a fatal signal in Python: `Fatal Python error: Segmentation fault`)
         // dumps each thread's stack, innermost frame first; the crashed one is `Current thread`.
@@ -425,6 +452,16 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
                         function: c[3].trim_end_matches(':').to_string(),
                         code: None,
                     })
+            })
+            .or_else(|| {
+                let ipython = st.current.as_ref().is_some_and(|t| t.header_type.is_some());
+                let c = pat.ipython_frame.captures(msg).filter(|_| ipython)?;
+                Some(Frame {
+                    file: c.get(1).or(c.get(2))?.as_str().to_string(),
+                    line: c.get(3).and_then(|m| m.as_str().parse().ok()).unwrap_or(0),
+                    function: c[4].to_string(),
+                    code: None,
+                })
             })
             .or_else(|| {
                 pat.native.captures(msg).map(|c| Frame {
@@ -582,6 +619,17 @@ pub(crate) fn continues_sentence(prev: &str, next: &str) -> bool {
 fn finish(st: &mut StreamState, out: &mut Vec<Traceback>) {
     if let Some(mut tb) = st.current.take() {
         let innermost_first = std::mem::take(&mut st.innermost_first);
+        // An IPython traceback cut before its last line still names its exception's type.
+        if tb.exception.is_none() {
+            if let Some(t) = tb.header_type.take() {
+                tb.exception = Some(Exception {
+                    type_name: t,
+                    message: String::new(),
+                    line: tb.start_line,
+                    extra: Vec::new(),
+                });
+            }
+        }
         if std::mem::take(&mut st.other_thread) || (tb.frames.is_empty() && tb.exception.is_none())
         {
             return;
@@ -938,6 +986,55 @@ ValueError: The checkpoint you are trying to load has model type `glm_moe_dsa`
         let r0 = t.iter().find(|t| t.rank == Some(0)).unwrap();
         assert_eq!(r0.frames[0].file, "a.py");
         assert_eq!(r0.exception.as_ref().unwrap().message, "zero");
+    }
+
+    #[test]
+    fn an_ipython_traceback_gives_frames_code_and_the_headers_type_when_cut() {
+        // Colab's Markdown links, IPython 8's `File x:N, in f(...)`, the arrowed current line;
+        // the paste ends before the exception line.
+        let log = "---------------------------------------------------------------------------\nKeyError                                  Traceback (most recent call last)\n[/tmp/ipython-input-1.py](https://localhost:8080/#) in <cell line: 0>()\n----> 1 run()\n\n2 frames\nFile /opt/lib/pkg/loader.py:41, in load(path, strict)\n     39 def load(path, strict):\n     40     table = read(path)\n---> 41     return table[\"weights\"]\n";
+        let t = tbs(log);
+        assert_eq!(t.len(), 1);
+        let fr: Vec<_> = t[0]
+            .frames
+            .iter()
+            .map(|f| {
+                (
+                    f.file.as_str(),
+                    f.line,
+                    f.function.as_str(),
+                    f.code.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            fr,
+            [
+                (
+                    "/tmp/ipython-input-1.py",
+                    0,
+                    "<cell line: 0>",
+                    Some("run()")
+                ),
+                (
+                    "/opt/lib/pkg/loader.py",
+                    41,
+                    "load",
+                    Some("return table[\"weights\"]")
+                ),
+            ]
+        );
+        let ex = t[0].exception.as_ref().expect("the header's type");
+        assert_eq!(
+            (ex.type_name.as_str(), ex.message.as_str(), ex.line),
+            ("KeyError", "", 2)
+        );
+        // When the exception line is there, it is the exception.
+        let t = tbs(&format!("{log}KeyError: 'weights'\n"));
+        let ex = t[0].exception.as_ref().unwrap();
+        assert_eq!((ex.message.as_str(), ex.line), ("'weights'", 11));
+        // Outside an IPython traceback the plain form opens nothing.
+        assert!(tbs("/opt/lib/pkg/loader.py in load(path)\n").is_empty());
     }
 
     #[test]
