@@ -1376,6 +1376,36 @@ mod tests {
     }
 
     #[test]
+    fn a_line_shape_is_its_text_with_each_number_reduced_to_its_length() {
+        let a = raw_shape(b"INFO:     10.0.3.17:50412 - \"POST /v1/chat HTTP/1.1\" 200 OK");
+        let b = raw_shape(b"INFO:     10.0.9.44:61577 - \"POST /v1/chat HTTP/1.1\" 200 OK");
+        assert!(a.is_some());
+        assert_eq!(a, b);
+        // Another number of digits, another word, or the same bytes cut shorter: another shape.
+        for other in [
+            &b"INFO:     10.0.9.144:61577 - \"POST /v1/chat HTTP/1.1\" 200 OK"[..],
+            b"INFO:     10.0.9.44:61577 - \"POST /v1/chat HTTP/1.1\" 200 O",
+            b"INFO:     10.0.9.44:61577 - \"POST /v1/chats HTTP/1.1\" 200 OK",
+        ] {
+            assert_ne!(raw_shape(other), a, "{}", String::from_utf8_lossy(other));
+        }
+        // A run of 200 digits and two runs of 100 differ; text around them matters.
+        let long: Vec<u8> = std::iter::repeat_n(b'7', 200).collect();
+        let split: Vec<u8> = [&[b'7'; 100][..], b"x", &[b'7'; 100][..]].concat();
+        assert_ne!(raw_shape(&long), raw_shape(&split));
+        assert_eq!(
+            raw_shape(b"1x1x1x1x1x1x1x1x1x1x"),
+            raw_shape(b"9x8x7x6x5x4x3x2x1x0x")
+        );
+        // Control bytes, other than a tab, and non-ASCII take the full path; so do long lines.
+        assert_eq!(raw_shape(b"a\x1b[0mb"), None);
+        assert_eq!(raw_shape("caf\u{e9}".as_bytes()), None);
+        assert!(raw_shape(b"a\tb").is_some());
+        assert_eq!(raw_shape(&[b'a'; 401]), None);
+        assert!(raw_shape(&[b'1'; 400]).is_some());
+    }
+
+    #[test]
     fn big_blocks_split_across_threads_keep_numbering() {
         let mut log = String::new();
         for i in 0..200_000 {
