@@ -35,21 +35,7 @@ pub(super) fn names_failure(voc: &Vocabulary, msg: &str) -> bool {
 
 /// Incidents from tracebacks and from error lines outside them.
 pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback]) -> Vec<Incident> {
-    let sig = voc;
-    let mut out: Vec<Incident> = Vec::new();
-    // Time estimate per record: the last timestamp seen in the same source.
-    let mut last_time: HashMap<usize, (f64, String)> = HashMap::new();
-    let mut times: Vec<Option<(f64, String)>> = Vec::with_capacity(records.len());
-    for r in records {
-        if let (Some(t), Some(tt)) = (r.prefix.time, &r.prefix.time_text) {
-            last_time.insert(r.source, (t, tt.clone()));
-        }
-        times.push(last_time.get(&r.source).cloned());
-    }
-    let time_at = |source: usize, line: u64| -> Option<(f64, String)> {
-        let idx = records.partition_point(|r| (r.source, r.line) <= (source, line));
-        idx.checked_sub(1).and_then(|i| times[i].clone())
-    };
+    let times = Times::new(records);
     let in_tb = |source: usize, line: u64| {
         tbs.iter().any(|t| {
             t.source == source
@@ -57,176 +43,9 @@ pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback])
                 && line <= t.end_line + t.exception.as_ref().map_or(0, |e| e.extra.len() as u64)
         })
     };
-
+    let mut out: Vec<Incident> = Vec::new();
     for tb in tbs {
-        let mut texts: Vec<String> = Vec::new();
-        // A traceback cut before its exception line, whose last frame's code is a `raise`:
-        // that statement says what was raised.
-        let raised = tb
-            .exception
-            .is_none()
-            .then(|| {
-                tb.frames
-                    .last()
-                    .and_then(|f| f.code.as_deref())
-                    .and_then(raised_by)
-            })
-            .flatten();
-        texts.extend(raised.clone());
-        if let Some(ex) = &tb.exception {
-            texts.push(format!("{}: {}", ex.type_name, ex.message));
-            texts.extend(ex.extra.iter().cloned());
-            // A bare exception (`AssertionError` alone) says what failed only through the
-            // line that raised it: the assert's condition is its message.
-            if ex.message.trim().is_empty() {
-                if let Some(code) = tb.frames.last().and_then(|f| f.code.clone()) {
-                    texts.push(code);
-                }
-            }
-        }
-        let mut inc = classify(
-            sig,
-            &texts,
-            tb.source,
-            tb.start_line,
-            tb.exception.as_ref().map_or(tb.end_line, |e| e.line),
-        );
-        inc.end_line = tb.end_line;
-        inc.rank = tb.rank;
-        inc.frames = tb.frames.clone();
-        inc.exception = tb.exception.clone();
-        if let Some(ex) = &tb.exception {
-            inc.message = quote(&format!("{}: {}", ex.type_name, ex.message));
-            if inc.strength == 0 {
-                inc.class = FailureClass::PythonError;
-                inc.strength = 10;
-                inc.role = Role::Root;
-            }
-            // An assert on tensor shapes is a shape mismatch, whatever the exception says.
-            let asserts_shape = tb
-                .frames
-                .last()
-                .and_then(|f| f.code.as_deref())
-                .is_some_and(|c| {
-                    // Both sides are shapes: a count checked against one dimension
-                    // (`assert n == logits.shape[0]`) is bookkeeping, not layout.
-                    let body = c.strip_prefix("assert").unwrap_or("");
-                    let body = body.split(',').next().unwrap_or("");
-                    let shapey = |s: &str| {
-                        ["shape", "size(", ".dim", "numel"]
-                            .iter()
-                            .any(|w| s.contains(w))
-                    };
-                    c.starts_with("assert")
-                        && body
-                            .split_once("==")
-                            .or_else(|| body.split_once("!="))
-                            .is_some_and(|(a, b)| shapey(a) && shapey(b))
-                });
-            // Raised while a package builds (pip's build env, setup.py): a failed build,
-            // whatever the exception type.
-            let in_build = raised_in_build(voc, &tb.frames);
-            if in_build && matches!(inc.class, FailureClass::PythonError) {
-                inc.class = FailureClass::BuildError;
-                inc.strength = 74;
-                inc.signals.push("build-frames");
-            }
-            // A module that does not compile, reached by an import (the innermost frame is a
-            // module's own import line): the import failed, whatever the file holds.
-            let import_syntax = matches!(
-                ex.short_type(),
-                "SyntaxError" | "IndentationError" | "TabError"
-            ) && tb.frames.last().is_some_and(|f| {
-                f.function == "<module>"
-                    && f.code
-                        .as_deref()
-                        .is_some_and(|c| c.starts_with("from ") || c.starts_with("import "))
-            });
-            if import_syntax && matches!(inc.class, FailureClass::PythonError) {
-                inc.class = FailureClass::ImportError;
-                inc.strength = 75;
-                inc.signals.push("import-syntax");
-            }
-            if asserts_shape && matches!(inc.class, FailureClass::PythonError) {
-                inc.class = FailureClass::ShapeMismatch;
-                inc.strength = 80;
-                inc.signals.push("shape-assert");
-            }
-            // Config code raising a generic error is the config being rejected.
-            let generic = matches!(
-                ex.short_type(),
-                "KeyError"
-                    | "ValueError"
-                    | "TypeError"
-                    | "AttributeError"
-                    | "AssertionError"
-                    | "NotImplementedError"
-                    | "IndexError"
-            );
-            // A call whose arguments the callee does not take is two pieces of code
-            // disagreeing on a signature, wherever it is raised: no config value was read.
-            let call_signature = voc.shape(ShapeId::CallSignature).is_match(&inc.message);
-            if generic && !call_signature && inc.class == FailureClass::PythonError {
-                let frame_text = frames_text(tb.frames.iter().rev().take(3));
-                let innermost_config = tb.frames.last().is_some_and(|f| {
-                    f.file
-                        .rsplit('/')
-                        .next()
-                        .is_some_and(|n| n.contains("config"))
-                });
-                if voc.shape(ShapeId::ConfigWords).is_match(&frame_text)
-                    || voc.shape(ShapeId::ConfigWords).is_match(&inc.message)
-                    || innermost_config
-                {
-                    inc.class = FailureClass::ConfigError;
-                    inc.strength = 70;
-                    inc.signals.push("config-code");
-                }
-            }
-        } else if let Some(r) = raised.as_ref().filter(|_| inc.strength > 0) {
-            inc.message = quote(r);
-        } else if inc.strength == 0 {
-            // Frames without an exception line: a truncated traceback; config code names the class.
-            let frame_text = frames_text(tb.frames.iter());
-            let in_build = raised_in_build(voc, &tb.frames);
-            // A native backtrace with no error above it is the stack of a process that
-            // crashed (a debugger's `bt`, a crash handler's dump).
-            // So is faulthandler's dump of the crashed thread with its `Fatal Python
-            // error` header cut: Python prints it only on a fatal signal.
-            inc.class = if in_build {
-                FailureClass::BuildError
-            } else if tb.is_native() || tb.fault_dump {
-                FailureClass::NativeAbort
-            } else if voc.shape(ShapeId::ConfigWords).is_match(&frame_text) {
-                FailureClass::ConfigError
-            } else {
-                FailureClass::PythonError
-            };
-            inc.strength = 8;
-            inc.role = Role::Weak;
-            inc.message = raised.map(|r| quote(&r)).unwrap_or_else(|| {
-                tb.frames
-                    .last()
-                    .map(|f| {
-                        let what = if tb.is_native() {
-                            "native backtrace"
-                        } else if tb.fault_dump {
-                            "the crashed thread's stack (faulthandler)"
-                        } else {
-                            "traceback"
-                        };
-                        format!("{what} ends in {} ({}:{})", f.function, f.file, f.line)
-                    })
-                    .unwrap_or_default()
-            });
-        }
-        if let Some(prev) = tb
-            .chained_from
-            .and_then(|i| tbs.get(i))
-            .and_then(|t| t.exception.as_ref())
-        {
-            inc.cause_of = Some(format!("{}: {}", prev.type_name, prev.message));
-        }
+        let mut inc = traceback_incident(voc, tb, tbs);
         // A deliberate wrap (`raise DeferredCudaCallError(...) from e`) that names what the
         // program was doing (CUDA's lazy initialisation) around a bare Python error (an
         // index out of range) is the failure; the inner error is its detail.
@@ -245,14 +64,251 @@ pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback])
                 inner.role = Role::Weak;
             }
         }
-        if let Some((t, tt)) = time_at(tb.source, tb.start_line) {
+        times.stamp(&mut inc, tb.source, tb.start_line);
+        out.push(inc);
+    }
+    line_incidents(voc, records, &in_tb, &times, &mut out);
+    out.sort_by_key(|x| (x.source, x.line));
+    absorb_native_backtraces(&mut out);
+    out
+}
+
+/// The last timestamp seen in each record's source, at or before it: the time of an
+/// incident whose own lines carry none.
+struct Times<'a> {
+    records: &'a [Record],
+    times: Vec<Option<(f64, String)>>,
+}
+
+impl<'a> Times<'a> {
+    fn new(records: &'a [Record]) -> Times<'a> {
+        let mut last_time: HashMap<usize, (f64, String)> = HashMap::new();
+        let mut times: Vec<Option<(f64, String)>> = Vec::with_capacity(records.len());
+        for r in records {
+            if let (Some(t), Some(tt)) = (r.prefix.time, &r.prefix.time_text) {
+                last_time.insert(r.source, (t, tt.clone()));
+            }
+            times.push(last_time.get(&r.source).cloned());
+        }
+        Times { records, times }
+    }
+
+    fn at(&self, source: usize, line: u64) -> Option<(f64, String)> {
+        let idx = self
+            .records
+            .partition_point(|r| (r.source, r.line) <= (source, line));
+        idx.checked_sub(1).and_then(|i| self.times[i].clone())
+    }
+
+    fn stamp(&self, inc: &mut Incident, source: usize, line: u64) {
+        if let Some((t, tt)) = self.at(source, line) {
             inc.time = Some(t);
             inc.time_text = Some(tt);
         }
-        out.push(inc);
     }
+}
 
-    // Error lines outside tracebacks, grouped when adjacent on the same stream.
+/// The incident of one traceback: classed by the signals in its exception (or, cut before
+/// it, in the statement its last frame raises), then by what its frames say.
+fn traceback_incident(voc: &Vocabulary, tb: &Traceback, tbs: &[Traceback]) -> Incident {
+    let mut texts: Vec<String> = Vec::new();
+    // A traceback cut before its exception line, whose last frame's code is a `raise`:
+    // that statement says what was raised.
+    let raised = tb
+        .exception
+        .is_none()
+        .then(|| {
+            tb.frames
+                .last()
+                .and_then(|f| f.code.as_deref())
+                .and_then(raised_by)
+        })
+        .flatten();
+    texts.extend(raised.clone());
+    if let Some(ex) = &tb.exception {
+        texts.push(format!("{}: {}", ex.type_name, ex.message));
+        texts.extend(ex.extra.iter().cloned());
+        // A bare exception (`AssertionError` alone) says what failed only through the
+        // line that raised it: the assert's condition is its message.
+        if ex.message.trim().is_empty() {
+            if let Some(code) = tb.frames.last().and_then(|f| f.code.clone()) {
+                texts.push(code);
+            }
+        }
+    }
+    let mut inc = classify(
+        voc,
+        &texts,
+        tb.source,
+        tb.start_line,
+        tb.exception.as_ref().map_or(tb.end_line, |e| e.line),
+    );
+    inc.end_line = tb.end_line;
+    inc.rank = tb.rank;
+    inc.frames = tb.frames.clone();
+    inc.exception = tb.exception.clone();
+    if let Some(ex) = &tb.exception {
+        inc.message = quote(&format!("{}: {}", ex.type_name, ex.message));
+        if inc.strength == 0 {
+            inc.class = FailureClass::PythonError;
+            inc.strength = 10;
+            inc.role = Role::Root;
+        }
+        refine_exception_class(voc, &mut inc, tb, ex);
+    } else if let Some(r) = raised.as_ref().filter(|_| inc.strength > 0) {
+        inc.message = quote(r);
+    } else if inc.strength == 0 {
+        truncated_traceback(voc, &mut inc, tb, raised);
+    }
+    if let Some(prev) = tb
+        .chained_from
+        .and_then(|i| tbs.get(i))
+        .and_then(|t| t.exception.as_ref())
+    {
+        inc.cause_of = Some(format!("{}: {}", prev.type_name, prev.message));
+    }
+    inc
+}
+
+/// A raised exception that no signal classed (a python error) takes its class from where it
+/// was raised: a package's build, an import of a module that does not compile, an assert on
+/// shapes, config code.
+fn refine_exception_class(voc: &Vocabulary, inc: &mut Incident, tb: &Traceback, ex: &Exception) {
+    // An assert on tensor shapes is a shape mismatch, whatever the exception says.
+    let asserts_shape = tb
+        .frames
+        .last()
+        .and_then(|f| f.code.as_deref())
+        .is_some_and(|c| {
+            // Both sides are shapes: a count checked against one dimension
+            // (`assert n == logits.shape[0]`) is bookkeeping, not layout.
+            let body = c.strip_prefix("assert").unwrap_or("");
+            let body = body.split(',').next().unwrap_or("");
+            let shapey = |s: &str| {
+                ["shape", "size(", ".dim", "numel"]
+                    .iter()
+                    .any(|w| s.contains(w))
+            };
+            c.starts_with("assert")
+                && body
+                    .split_once("==")
+                    .or_else(|| body.split_once("!="))
+                    .is_some_and(|(a, b)| shapey(a) && shapey(b))
+        });
+    // Raised while a package builds (pip's build env, setup.py): a failed build,
+    // whatever the exception type.
+    let in_build = raised_in_build(voc, &tb.frames);
+    if in_build && matches!(inc.class, FailureClass::PythonError) {
+        inc.class = FailureClass::BuildError;
+        inc.strength = 74;
+        inc.signals.push("build-frames");
+    }
+    // A module that does not compile, reached by an import (the innermost frame is a
+    // module's own import line): the import failed, whatever the file holds.
+    let import_syntax = matches!(
+        ex.short_type(),
+        "SyntaxError" | "IndentationError" | "TabError"
+    ) && tb.frames.last().is_some_and(|f| {
+        f.function == "<module>"
+            && f.code
+                .as_deref()
+                .is_some_and(|c| c.starts_with("from ") || c.starts_with("import "))
+    });
+    if import_syntax && matches!(inc.class, FailureClass::PythonError) {
+        inc.class = FailureClass::ImportError;
+        inc.strength = 75;
+        inc.signals.push("import-syntax");
+    }
+    if asserts_shape && matches!(inc.class, FailureClass::PythonError) {
+        inc.class = FailureClass::ShapeMismatch;
+        inc.strength = 80;
+        inc.signals.push("shape-assert");
+    }
+    // Config code raising a generic error is the config being rejected.
+    let generic = matches!(
+        ex.short_type(),
+        "KeyError"
+            | "ValueError"
+            | "TypeError"
+            | "AttributeError"
+            | "AssertionError"
+            | "NotImplementedError"
+            | "IndexError"
+    );
+    // A call whose arguments the callee does not take is two pieces of code
+    // disagreeing on a signature, wherever it is raised: no config value was read.
+    let call_signature = voc.shape(ShapeId::CallSignature).is_match(&inc.message);
+    if generic && !call_signature && inc.class == FailureClass::PythonError {
+        let frame_text = frames_text(tb.frames.iter().rev().take(3));
+        let innermost_config = tb.frames.last().is_some_and(|f| {
+            f.file
+                .rsplit('/')
+                .next()
+                .is_some_and(|n| n.contains("config"))
+        });
+        if voc.shape(ShapeId::ConfigWords).is_match(&frame_text)
+            || voc.shape(ShapeId::ConfigWords).is_match(&inc.message)
+            || innermost_config
+        {
+            inc.class = FailureClass::ConfigError;
+            inc.strength = 70;
+            inc.signals.push("config-code");
+        }
+    }
+}
+
+/// A traceback cut before its exception line, with no signal in it: a weak failure, classed
+/// by its frames, its message what its last frame raises or where it ends.
+fn truncated_traceback(
+    voc: &Vocabulary,
+    inc: &mut Incident,
+    tb: &Traceback,
+    raised: Option<String>,
+) {
+    // Frames without an exception line: a truncated traceback; config code names the class.
+    let frame_text = frames_text(tb.frames.iter());
+    let in_build = raised_in_build(voc, &tb.frames);
+    // A native backtrace with no error above it is the stack of a process that
+    // crashed (a debugger's `bt`, a crash handler's dump).
+    // So is faulthandler's dump of the crashed thread with its `Fatal Python
+    // error` header cut: Python prints it only on a fatal signal.
+    inc.class = if in_build {
+        FailureClass::BuildError
+    } else if tb.is_native() || tb.fault_dump {
+        FailureClass::NativeAbort
+    } else if voc.shape(ShapeId::ConfigWords).is_match(&frame_text) {
+        FailureClass::ConfigError
+    } else {
+        FailureClass::PythonError
+    };
+    inc.strength = 8;
+    inc.role = Role::Weak;
+    inc.message = raised.map(|r| quote(&r)).unwrap_or_else(|| {
+        tb.frames
+            .last()
+            .map(|f| {
+                let what = if tb.is_native() {
+                    "native backtrace"
+                } else if tb.fault_dump {
+                    "the crashed thread's stack (faulthandler)"
+                } else {
+                    "traceback"
+                };
+                format!("{what} ends in {} ({}:{})", f.function, f.file, f.line)
+            })
+            .unwrap_or_default()
+    });
+}
+
+/// Incidents from error lines outside tracebacks, grouped when adjacent on the same stream.
+fn line_incidents(
+    voc: &Vocabulary,
+    records: &[Record],
+    in_tb: &dyn Fn(usize, u64) -> bool,
+    times: &Times,
+    out: &mut Vec<Incident>,
+) {
+    let sig = voc;
     let mut i = 0;
     while i < records.len() {
         let r = &records[i];
@@ -287,74 +343,8 @@ pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback])
             i += 1;
             continue;
         }
-        let key = r.prefix.stream_key();
-        let mut j = i + 1;
-        let mut last_line = r.line;
-        let mut group_time = r.prefix.time;
-        while j < records.len() {
-            let n = &records[j];
-            // Error lines, indented detail, and short fillers of a paste (`[...]`, a code fence).
-            // A table (Triton's model status) wraps a long cell onto rows of its own.
-            // A line the logger stamped at INFO or below continues the block only when a
-            // signal names it: its error word may be a signal's literal in ordinary words
-            // (a server announcing its version after a crash is the next launch).
-            let quiet_level = n.prefix.level.is_some_and(|l| l <= Level::Info);
-            let errorish =
-                n.errorish && (!quiet_level || !sig.signal_matches(n.message()).is_empty());
-            let continues = errorish
-                || one_call(&records[j - 1], n)
-                || n.message().starts_with([' ', '\t'])
-                || n.message().trim().len() <= 5
-                || (table_row(r.message()) && table_row(n.message()));
-            // A pasted line without a prefix joins the prefixed lines next to it.
-            let other_key = n.prefix.stream_key();
-            let same_stream = other_key == key
-                || ((other_key.is_empty() || key.is_empty()) && n.line <= last_line + 2);
-            if n.source != r.source
-                || n.line > last_line + 2
-                || !same_stream
-                || in_tb(n.source, n.line)
-                || !continues
-            {
-                break;
-            }
-            // A line stamped seconds later, or a second exception line, starts another incident.
-            let later =
-                matches!((group_time, n.prefix.time), (Some(a), Some(b)) if (b - a).abs() > 5.0);
-            group_time = group_time.or(n.prefix.time);
-            if later {
-                break;
-            }
-            last_line = n.line;
-            j += 1;
-        }
-        // The prefix parser strips `NCCL WARN`; it is the class's best word, so keep it.
-        let mut texts: Vec<String> = Vec::new();
-        // The line each text starts on: a blank line inside the block is not a record.
-        let mut text_lines: Vec<u64> = Vec::new();
-        for x in &records[i..j] {
-            let wrapped = wrapped_cell(x.message()).zip(texts.last_mut());
-            if let Some((rest, prev)) = wrapped.filter(|(_, p)| p.len() < 1000) {
-                // The wrapped part of a table cell continues the cell above it.
-                let head = prev.trim_end().trim_end_matches('|').trim_end().to_string();
-                *prev = format!("{head} {rest}");
-                continue;
-            }
-            if let Some(prev) = texts.last_mut().filter(|p| {
-                traceback::continues_sentence(p, x.message())
-                    && traceback::parse_exception_line(p.trim()).is_some()
-            }) {
-                // An exception message written over two source lines goes on here.
-                prev.push(' ');
-                prev.push_str(x.message().trim());
-                continue;
-            }
-            texts.push(match x.text.find(" NCCL WARN ") {
-                Some(_) if !x.message().contains("NCCL") => format!("NCCL WARN {}", x.message()),
-                _ => x.message().to_string(),
-            });
-            text_lines.push(x.line);
-        }
+        let (j, last_line) = block_end(voc, records, i, in_tb);
+        let (texts, text_lines) = block_texts(&records[i..j]);
         let mut inc = classify_lines(sig, &texts, &text_lines, r.source, r.line, r.line);
         // A warning line needs a strong signal to count as a root failure; a weaker one
         // (a failed import logged as a warning) is kept as a weak failure, used when
@@ -386,7 +376,7 @@ pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback])
             let own = records[i..j]
                 .iter()
                 .find_map(|x| Some((x.prefix.time?, x.prefix.time_text.clone()?)));
-            if let Some((t, tt)) = own.or_else(|| time_at(r.source, r.line)) {
+            if let Some((t, tt)) = own.or_else(|| times.at(r.source, r.line)) {
                 inc.time = Some(t);
                 inc.time_text = Some(tt);
             }
@@ -419,7 +409,7 @@ pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback])
             inc.message = quote(r.message());
             inc.end_line = last_line;
             inc.rank = r.prefix.effective_rank();
-            if let Some((t, tt)) = time_at(r.source, r.line) {
+            if let Some((t, tt)) = times.at(r.source, r.line) {
                 inc.time = Some(t);
                 inc.time_text = Some(tt);
             }
@@ -427,8 +417,94 @@ pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback])
         }
         i = j;
     }
-    out.sort_by_key(|x| (x.source, x.line));
-    // A native backtrace printed just before an abort belongs to it.
+}
+
+/// Where the block of error lines opened at `records[i]` ends (exclusive), and its last line.
+fn block_end(
+    voc: &Vocabulary,
+    records: &[Record],
+    i: usize,
+    in_tb: &dyn Fn(usize, u64) -> bool,
+) -> (usize, u64) {
+    let sig = voc;
+    let r = &records[i];
+    let key = r.prefix.stream_key();
+    let mut j = i + 1;
+    let mut last_line = r.line;
+    let mut group_time = r.prefix.time;
+    while j < records.len() {
+        let n = &records[j];
+        // Error lines, indented detail, and short fillers of a paste (`[...]`, a code fence).
+        // A table (Triton's model status) wraps a long cell onto rows of its own.
+        // A line the logger stamped at INFO or below continues the block only when a
+        // signal names it: its error word may be a signal's literal in ordinary words
+        // (a server announcing its version after a crash is the next launch).
+        let quiet_level = n.prefix.level.is_some_and(|l| l <= Level::Info);
+        let errorish = n.errorish && (!quiet_level || !sig.signal_matches(n.message()).is_empty());
+        let continues = errorish
+            || one_call(&records[j - 1], n)
+            || n.message().starts_with([' ', '\t'])
+            || n.message().trim().len() <= 5
+            || (table_row(r.message()) && table_row(n.message()));
+        // A pasted line without a prefix joins the prefixed lines next to it.
+        let other_key = n.prefix.stream_key();
+        let same_stream = other_key == key
+            || ((other_key.is_empty() || key.is_empty()) && n.line <= last_line + 2);
+        if n.source != r.source
+            || n.line > last_line + 2
+            || !same_stream
+            || in_tb(n.source, n.line)
+            || !continues
+        {
+            break;
+        }
+        // A line stamped seconds later, or a second exception line, starts another incident.
+        let later =
+            matches!((group_time, n.prefix.time), (Some(a), Some(b)) if (b - a).abs() > 5.0);
+        group_time = group_time.or(n.prefix.time);
+        if later {
+            break;
+        }
+        last_line = n.line;
+        j += 1;
+    }
+    (j, last_line)
+}
+
+/// The texts a block of error lines is classified on, and the line each starts on.
+fn block_texts(block: &[Record]) -> (Vec<String>, Vec<u64>) {
+    // The prefix parser strips `NCCL WARN`; it is the class's best word, so keep it.
+    let mut texts: Vec<String> = Vec::new();
+    // The line each text starts on: a blank line inside the block is not a record.
+    let mut text_lines: Vec<u64> = Vec::new();
+    for x in block {
+        let wrapped = wrapped_cell(x.message()).zip(texts.last_mut());
+        if let Some((rest, prev)) = wrapped.filter(|(_, p)| p.len() < 1000) {
+            // The wrapped part of a table cell continues the cell above it.
+            let head = prev.trim_end().trim_end_matches('|').trim_end().to_string();
+            *prev = format!("{head} {rest}");
+            continue;
+        }
+        if let Some(prev) = texts.last_mut().filter(|p| {
+            traceback::continues_sentence(p, x.message())
+                && traceback::parse_exception_line(p.trim()).is_some()
+        }) {
+            // An exception message written over two source lines goes on here.
+            prev.push(' ');
+            prev.push_str(x.message().trim());
+            continue;
+        }
+        texts.push(match x.text.find(" NCCL WARN ") {
+            Some(_) if !x.message().contains("NCCL") => format!("NCCL WARN {}", x.message()),
+            _ => x.message().to_string(),
+        });
+        text_lines.push(x.line);
+    }
+    (texts, text_lines)
+}
+
+/// A native backtrace printed just before an abort belongs to it.
+fn absorb_native_backtraces(out: &mut Vec<Incident>) {
     let mut absorbed = Vec::new();
     for i in 0..out.len() {
         if !out[i].frames.is_empty() || out[i].exception.is_some() {
@@ -463,7 +539,6 @@ pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback])
         k += 1;
         !absorbed.contains(&(k - 1))
     });
-    out
 }
 
 /// The strength of an error line that no signal names: below every signal and below a
