@@ -132,97 +132,8 @@ pub(super) fn choose_failure(
     f: &LogFacts,
     templates: &[(usize, HashMap<u64, TemplateStat>)],
 ) -> (Option<Failure>, Vec<(usize, u64, u64)>) {
-    let order = |i: &Incident| (i.time.unwrap_or(f64::NAN), i.source, i.line);
-    // Roots that a signal or an exception names; generic error lines only when none does.
-    let root =
-        |i: &usize, min: u8| f.incidents[*i].role == Role::Root && f.incidents[*i].strength >= min;
-    let mut roots: Vec<usize> = (0..f.incidents.len())
-        .filter(|i| root(i, GENERIC_STRENGTH + 1))
-        .collect();
-    if roots.is_empty() {
-        roots = (0..f.incidents.len())
-            .filter(|i| root(i, GENERIC_STRENGTH))
-            .collect();
-    }
-    // A reporter's sentence that quotes an error in backticks (`first replay fails with
-    // \`HSA_STATUS_...\``) narrates the crash; the log lines the report holds say it first-hand.
-    let narrated: Vec<bool> = f.incidents.iter().map(|x| narrated_line(f, x)).collect();
-    // First-hand means a line a signal names: a traceback cut before its exception says
-    // where, not what, and the sentence may be the only place the error is written.
-    let first_hand = (0..f.incidents.len()).any(|i| {
-        !narrated[i]
-            && f.incidents[i].strength > GENERIC_STRENGTH
-            && !f.incidents[i].signals.is_empty()
-    });
-    if first_hand {
-        roots.retain(|&i| !narrated[i]);
-    }
-    let all_timed = roots.iter().all(|&i| f.incidents[i].time.is_some());
-    let multi_source = f.inputs.len() > 1;
-    let sort_key = |i: &usize| {
-        let x = &f.incidents[*i];
-        let (t, s, l) = order(x);
-        if all_timed && multi_source {
-            (t, 0usize, 0u64)
-        } else {
-            (0.0, s, l)
-        }
-    };
-    roots.sort_by(|a, b| {
-        sort_key(a)
-            .partial_cmp(&sort_key(b))
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
-
-    // Runs: a relaunch (a start milestone) or a long pause between two root incidents.
-    // Each run remembers where it starts: the relaunch line, else its first incident.
-    let split_runs = |roots: &[usize]| -> Vec<(Vec<usize>, u64, bool)> {
-        let mut runs: Vec<(Vec<usize>, u64, bool)> = Vec::new();
-        for &i in roots {
-            let x = &f.incidents[i];
-            let split = match runs.last().and_then(|r| r.0.last()) {
-                None => Some((1, false)),
-                Some(&p) => {
-                    let prev = &f.incidents[p];
-                    let relaunch = if prev.source == x.source {
-                        f.milestones
-                            .iter()
-                            .find(|m| {
-                                m.source == x.source
-                                    && m.phase == Phase::Startup
-                                    && m.line > prev.end_line
-                                    && m.line < x.line
-                            })
-                            .map(|m| m.line)
-                    } else {
-                        None
-                    };
-                    // A long pause means a new attempt, unless the later error is the kind
-                    // that comes from waiting on a failed peer (timeouts, aborts of a group).
-                    let waiting = matches!(x.class, FailureClass::CommError | FailureClass::Hang);
-                    // A pause between two inputs is two processes, not a restart.
-                    let pause = !waiting
-                        && prev.source == x.source
-                        && matches!((prev.time, x.time), (Some(a), Some(b)) if b - a > 300.0);
-                    match relaunch {
-                        Some(l) => Some((l, true)),
-                        None if pause => Some((prev.end_line + 1, false)),
-                        None => None,
-                    }
-                }
-            };
-            match split {
-                Some((start, relaunch)) => runs.push((vec![i], start, relaunch)),
-                None => {
-                    if let Some(r) = runs.last_mut() {
-                        r.0.push(i);
-                    }
-                }
-            }
-        }
-        runs
-    };
-    let mut runs = split_runs(&roots);
+    let roots = failure_roots(f);
+    let mut runs = split_runs(f, &roots);
     // The members of the last run over every input: ranks that failed alike in other
     // files (one log per node) are ranks of this failure.
     let members_all: Option<Vec<usize>> = runs.last().map(|r| r.0.clone());
@@ -236,31 +147,10 @@ pub(super) fn choose_failure(
                 .copied()
                 .filter(|&i| f.incidents[i].source == source)
                 .collect();
-            runs = split_runs(&own);
+            runs = split_runs(f, &own);
         }
     }
-    // Line ranges of the earlier runs, which evidence for the last one must avoid.
-    let mut other_runs: Vec<(usize, u64, u64)> = Vec::new();
-    for k in 0..runs.len().saturating_sub(1) {
-        let (ref incs, start, _) = runs[k];
-        let source = f.incidents[incs[0]].source;
-        let (_, next_start, next_relaunch) = runs[k + 1];
-        let begin = if k == 0 && !next_relaunch {
-            f.incidents[incs[0]].line
-        } else {
-            start
-        };
-        if f.incidents[runs[k + 1].0[0]].source == source && next_start > begin {
-            other_runs.push((source, begin, next_start - 1));
-        }
-        for &i in incs {
-            other_runs.push((
-                f.incidents[i].source,
-                f.incidents[i].line,
-                f.incidents[i].end_line,
-            ));
-        }
-    }
+    let other_runs = other_run_ranges(f, &runs);
     let earlier: Vec<(FailureClass, u64)> = runs
         .iter()
         .take(runs.len().saturating_sub(1))
@@ -296,26 +186,7 @@ pub(super) fn choose_failure(
         .or_else(|| runs.last().map(|r| r.0.clone()))
         .unwrap_or_else(|| vec![chosen]);
     let (mut phase, mut phase_reason) = phase_of(voc, f, inc);
-    // A failed import logged as a warning, then a Python error: frameworks catch the
-    // ImportError, degrade, and fail later ("X requires Y"); the import is the root.
-    let import_warning = if inc.class == FailureClass::PythonError {
-        let sig = voc;
-        f.records
-            .iter()
-            .filter(|r| {
-                r.source == inc.source
-                    && r.line <= inc.end_line
-                    && r.line >= run_start
-                    && r.prefix.level == Some(Level::Warning)
-            })
-            .find(|r| {
-                sig.signal_matches(r.message())
-                    .into_iter()
-                    .any(|s| sig.signals[s].class == FailureClass::ImportError)
-            })
-    } else {
-        None
-    };
+    let import_warning = import_warning_before(voc, f, inc, run_start);
     if import_warning.is_some() {
         phase = Phase::Startup;
         phase_reason = "a failed import was logged before it".into();
@@ -328,41 +199,11 @@ pub(super) fn choose_failure(
         .collect();
     ranks.sort_unstable();
     ranks.dedup();
-    // A kernel assertion printed before the Python error: the error that
-    // followed names the rank, the exception and the sync point.
-    let surfaced = if inc.exception.is_none() {
-        f.incidents
-            .iter()
-            .filter(|x| {
-                x.source == inc.source
-                    && x.line > inc.end_line
-                    && x.line <= inc.end_line + 400
-                    && x.exception.is_some()
-            })
-            .find(|x| x.class == inc.class || x.asynchronous)
-    } else {
-        None
-    };
+    let surfaced = surfaced_error(f, inc);
     let frames_of = surfaced.unwrap_or(inc);
-    let sync_point = if inc.asynchronous || frames_of.asynchronous {
-        frames_of
-            .frames
-            .iter()
-            .rev()
-            .find(|fr| !fr.file.contains("/torch/"))
-            .map(|fr| match &fr.code {
-                Some(c) => format!(
-                    "{} ({}:{}): {}",
-                    fr.function,
-                    short_path(&fr.file),
-                    fr.line,
-                    c
-                ),
-                None => format!("{} ({}:{})", fr.function, short_path(&fr.file), fr.line),
-            })
-    } else {
-        None
-    };
+    let sync_point = (inc.asynchronous || frames_of.asynchronous)
+        .then(|| sync_point(frames_of))
+        .flatten();
     let failure = Failure {
         class: if import_warning.is_some() {
             FailureClass::ImportError
@@ -407,6 +248,193 @@ pub(super) fn choose_failure(
         unseen_runs,
     };
     (Some(failure), other_runs)
+}
+
+/// The root incidents a failure is chosen from, in the order they happened: those a signal
+/// or an exception names (generic error lines only when none is), less a reporter's
+/// sentences that narrate an error a log line shows first-hand.
+fn failure_roots(f: &LogFacts) -> Vec<usize> {
+    let order = |i: &Incident| (i.time.unwrap_or(f64::NAN), i.source, i.line);
+    // Roots that a signal or an exception names; generic error lines only when none does.
+    let root =
+        |i: &usize, min: u8| f.incidents[*i].role == Role::Root && f.incidents[*i].strength >= min;
+    let mut roots: Vec<usize> = (0..f.incidents.len())
+        .filter(|i| root(i, GENERIC_STRENGTH + 1))
+        .collect();
+    if roots.is_empty() {
+        roots = (0..f.incidents.len())
+            .filter(|i| root(i, GENERIC_STRENGTH))
+            .collect();
+    }
+    // A reporter's sentence that quotes an error in backticks (`first replay fails with
+    // \`HSA_STATUS_...\``) narrates the crash; the log lines the report holds say it first-hand.
+    let narrated: Vec<bool> = f.incidents.iter().map(|x| narrated_line(f, x)).collect();
+    // First-hand means a line a signal names: a traceback cut before its exception says
+    // where, not what, and the sentence may be the only place the error is written.
+    let first_hand = (0..f.incidents.len()).any(|i| {
+        !narrated[i]
+            && f.incidents[i].strength > GENERIC_STRENGTH
+            && !f.incidents[i].signals.is_empty()
+    });
+    if first_hand {
+        roots.retain(|&i| !narrated[i]);
+    }
+    let all_timed = roots.iter().all(|&i| f.incidents[i].time.is_some());
+    let multi_source = f.inputs.len() > 1;
+    let sort_key = |i: &usize| {
+        let x = &f.incidents[*i];
+        let (t, s, l) = order(x);
+        if all_timed && multi_source {
+            (t, 0usize, 0u64)
+        } else {
+            (0.0, s, l)
+        }
+    };
+    roots.sort_by(|a, b| {
+        sort_key(a)
+            .partial_cmp(&sort_key(b))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    roots
+}
+
+/// Runs: a relaunch (a start milestone) or a long pause between two root incidents. Each
+/// run holds its incidents, where it starts (the relaunch line, else its first incident)
+/// and whether a relaunch started it.
+fn split_runs(f: &LogFacts, roots: &[usize]) -> Vec<(Vec<usize>, u64, bool)> {
+    let mut runs: Vec<(Vec<usize>, u64, bool)> = Vec::new();
+    for &i in roots {
+        let x = &f.incidents[i];
+        let split = match runs.last().and_then(|r| r.0.last()) {
+            None => Some((1, false)),
+            Some(&p) => {
+                let prev = &f.incidents[p];
+                let relaunch = if prev.source == x.source {
+                    f.milestones
+                        .iter()
+                        .find(|m| {
+                            m.source == x.source
+                                && m.phase == Phase::Startup
+                                && m.line > prev.end_line
+                                && m.line < x.line
+                        })
+                        .map(|m| m.line)
+                } else {
+                    None
+                };
+                // A long pause means a new attempt, unless the later error is the kind
+                // that comes from waiting on a failed peer (timeouts, aborts of a group).
+                let waiting = matches!(x.class, FailureClass::CommError | FailureClass::Hang);
+                // A pause between two inputs is two processes, not a restart.
+                let pause = !waiting
+                    && prev.source == x.source
+                    && matches!((prev.time, x.time), (Some(a), Some(b)) if b - a > 300.0);
+                match relaunch {
+                    Some(l) => Some((l, true)),
+                    None if pause => Some((prev.end_line + 1, false)),
+                    None => None,
+                }
+            }
+        };
+        match split {
+            Some((start, relaunch)) => runs.push((vec![i], start, relaunch)),
+            None => {
+                if let Some(r) = runs.last_mut() {
+                    r.0.push(i);
+                }
+            }
+        }
+    }
+    runs
+}
+
+/// Line ranges of the runs before the last, which evidence for the last one must avoid.
+fn other_run_ranges(f: &LogFacts, runs: &[(Vec<usize>, u64, bool)]) -> Vec<(usize, u64, u64)> {
+    let mut other_runs: Vec<(usize, u64, u64)> = Vec::new();
+    for k in 0..runs.len().saturating_sub(1) {
+        let (ref incs, start, _) = runs[k];
+        let source = f.incidents[incs[0]].source;
+        let (_, next_start, next_relaunch) = runs[k + 1];
+        let begin = if k == 0 && !next_relaunch {
+            f.incidents[incs[0]].line
+        } else {
+            start
+        };
+        if f.incidents[runs[k + 1].0[0]].source == source && next_start > begin {
+            other_runs.push((source, begin, next_start - 1));
+        }
+        for &i in incs {
+            other_runs.push((
+                f.incidents[i].source,
+                f.incidents[i].line,
+                f.incidents[i].end_line,
+            ));
+        }
+    }
+    other_runs
+}
+
+/// A failed import logged as a warning before a Python error of the same run: frameworks
+/// catch the ImportError, degrade, and fail later ("X requires Y"); the import is the root.
+fn import_warning_before<'a>(
+    voc: &Vocabulary,
+    f: &'a LogFacts,
+    inc: &Incident,
+    run_start: u64,
+) -> Option<&'a Record> {
+    if inc.class != FailureClass::PythonError {
+        return None;
+    }
+    let sig = voc;
+    f.records
+        .iter()
+        .filter(|r| {
+            r.source == inc.source
+                && r.line <= inc.end_line
+                && r.line >= run_start
+                && r.prefix.level == Some(Level::Warning)
+        })
+        .find(|r| {
+            sig.signal_matches(r.message())
+                .into_iter()
+                .any(|s| sig.signals[s].class == FailureClass::ImportError)
+        })
+}
+
+/// A kernel assertion printed before the Python error: the error that followed names the
+/// rank, the exception and the sync point.
+fn surfaced_error<'a>(f: &'a LogFacts, inc: &Incident) -> Option<&'a Incident> {
+    if inc.exception.is_some() {
+        return None;
+    }
+    f.incidents
+        .iter()
+        .filter(|x| {
+            x.source == inc.source
+                && x.line > inc.end_line
+                && x.line <= inc.end_line + 400
+                && x.exception.is_some()
+        })
+        .find(|x| x.class == inc.class || x.asynchronous)
+}
+
+/// Where an asynchronous error surfaced: the innermost frame outside torch, with its code.
+fn sync_point(frames_of: &Incident) -> Option<String> {
+    frames_of
+        .frames
+        .iter()
+        .rev()
+        .find(|fr| !fr.file.contains("/torch/"))
+        .map(|fr| match &fr.code {
+            Some(c) => format!(
+                "{} ({}:{}): {}",
+                fr.function,
+                short_path(&fr.file),
+                fr.line,
+                c
+            ),
+            None => format!("{} ({}:{})", fr.function, short_path(&fr.file), fr.line),
+        })
 }
 
 /// Launches of a restart loop that the scanner counted but did not keep. The lines of the
