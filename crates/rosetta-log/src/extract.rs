@@ -280,277 +280,17 @@ pub fn extract(records: &[Record], gpu_names: &[&str]) -> Extracted {
     for rec in records {
         let msg = rec.message();
         let (src, line) = (rec.source, rec.line);
-        if msg.len() > 20 {
-            if let Some(c) = pat.server_args.captures(msg) {
-                put_args(&mut x.args, &c[1], '=', src, line);
-                x.framework.get_or_insert_with(|| "sglang".into());
-            } else if let Some(c) = pat.dict_args.captures(msg) {
-                let body = c[1].trim_start_matches('{').trim_end_matches('}');
-                put_args(&mut x.args, body, ':', src, line);
-                if msg.contains("non-default args") {
-                    x.framework.get_or_insert_with(|| "vllm".into());
-                } else {
-                    x.framework.get_or_insert_with(|| "sglang".into());
-                }
-            } else if let Some(c) = pat.namespace.captures(msg) {
-                put_args(&mut x.args, &c[1], '=', src, line);
-            } else if msg.contains("LLM engine") {
-                if let Some(c) = pat.v1_config.captures(msg) {
-                    put_args(&mut x.args, &c[1], '=', src, line);
-                    x.framework.get_or_insert_with(|| "vllm".into());
-                }
-            }
-        }
-        // Command lines and bare flag lines.
-        if msg.contains("--") && (pat.command.is_match(msg) || msg.trim_start().starts_with("--")) {
-            for c in pat.flag.captures_iter(msg) {
-                let key = canonical_key(&c[1]);
-                // A bare flag before a shell line continuation (`--enforce-eager \`) is on.
-                let value = c
-                    .get(2)
-                    .filter(|m| m.as_str() != "\\")
-                    .map_or("true".to_string(), |m| unquote(m.as_str()));
-                x.args.entry(key).or_insert(Located {
-                    value,
-                    source: src,
-                    line,
-                });
-            }
-            let m = msg.to_ascii_lowercase();
-            for (needle, fw) in [
-                ("sglang", "sglang"),
-                ("vllm", "vllm"),
-                ("trtllm", "tensorrt-llm"),
-                ("llama-", "llama.cpp"),
-                ("text-generation-launcher", "tgi"),
-                ("torchrun", "pytorch"),
-                ("mistralrs", "mistral.rs"),
-            ] {
-                if m.contains(needle) {
-                    x.framework.get_or_insert_with(|| fw.into());
-                }
-            }
-        }
-        for (name, re) in &pat.versions {
-            if x.versions.contains_key(*name) {
-                continue;
-            }
-            if let Some(c) = re.captures(msg) {
-                let v = c[1].trim_end_matches(['.', ',', ')']).to_string();
-                x.versions.insert(
-                    (*name).to_string(),
-                    Located {
-                        value: v,
-                        source: src,
-                        line,
-                    },
-                );
-            }
-        }
-        if !x.versions.contains_key("cuda") {
-            if let Some(c) = pat.cuda_pair.captures(msg) {
-                let rt: u32 = c[1].parse().unwrap_or(0);
-                x.versions.insert(
-                    "cuda".into(),
-                    Located {
-                        value: format!("{}.{}", rt / 1000, (rt % 1000) / 10),
-                        source: src,
-                        line,
-                    },
-                );
-                let drv: u32 = c[2].parse().unwrap_or(0);
-                x.versions.entry("cuda_driver".into()).or_insert(Located {
-                    value: format!("{}.{}", drv / 1000, (drv % 1000) / 10),
-                    source: src,
-                    line,
-                });
-            } else if let Some(c) = pat.torch_cu.captures(msg) {
-                let d = &c[1];
-                let (maj, min) = d.split_at(d.len() - 1);
-                x.versions.insert(
-                    "cuda".into(),
-                    Located {
-                        value: format!("{maj}.{min}"),
-                        source: src,
-                        line,
-                    },
-                );
-            }
-        }
-        // GPUs
-        let lower = msg.to_ascii_lowercase();
-        if lower.contains("nvidia")
-            || lower.contains("geforce")
-            || lower.contains("rtx")
-            || lower.contains("tesla")
-            || lower.contains("instinct")
-            || lower.contains("gpu")
-            || lower.contains("device")
-            || lower.contains(" on ")
-        {
-            for (i, n) in lower_names.iter().enumerate() {
-                if let Some(p) = lower.find(n.as_str()) {
-                    let end = p + n.len();
-                    let ok_before = p == 0 || !lower.as_bytes()[p - 1].is_ascii_alphanumeric();
-                    let ok_after =
-                        end == lower.len() || !lower.as_bytes()[end].is_ascii_alphanumeric();
-                    if ok_before && ok_after {
-                        // Keep the vendor words around the name as printed.
-                        let name =
-                            full_gpu_name(msg, p, end).unwrap_or_else(|| gpu_names[i].to_string());
-                        // A `#` comment (a note pasted above the log) is evidence only
-                        // when the program itself never names the GPU.
-                        if msg.trim_start().starts_with('#') {
-                            noted_gpus.push((name, src, line));
-                        } else {
-                            push_unique(&mut x.gpus, name, src, line);
-                        }
-                    }
-                }
-            }
-        }
-        if let Some(c) = pat.cc.captures(msg).or_else(|| pat.cc_int.captures(msg)) {
-            push_unique(
-                &mut x.compute_capabilities,
-                format!("{}.{}", &c[1], &c[2]),
-                src,
-                line,
-            );
-        }
-        for c in pat.arch.captures_iter(msg) {
-            push_unique(&mut x.arch_mentions, c[1].to_string(), src, line);
-        }
-        if let Some(c) = pat.generation.captures(msg) {
-            let g = if &c[1] == "Ada Lovelace" {
-                "Ada"
-            } else {
-                &c[1]
-            };
-            push_unique(&mut x.generations, g.to_string(), src, line);
-        }
-        if let Some(c) = pat.gpu_memory.captures(msg) {
-            let gib = match (c.get(1), c.get(2), c.get(3)) {
-                (Some(g), _, _) | (_, _, Some(g)) => g.as_str().parse::<f64>().ok(),
-                (_, Some(mib), _) => mib.as_str().parse::<f64>().ok().map(|m| m / 1024.0),
-                _ => None,
-            };
-            if let Some(g) = gib.filter(|g| *g >= 1.0) {
-                push_unique(&mut x.gpu_memory_gib, format!("{g:.1}"), src, line);
-            }
-        }
-        for c in pat.model_type.captures_iter(msg) {
-            push_unique(&mut x.model_types, c[1].to_string(), src, line);
-        }
-        for c in pat.architecture.captures_iter(msg) {
-            push_unique(&mut x.architectures, c[1].to_string(), src, line);
-        }
-        // Positions
-        if let Some(c) = pat.limit.captures(msg) {
-            if let Ok(v) = c[1].parse::<u64>() {
-                if x.positions.limit.is_none() {
-                    x.positions.limit = Some(Located {
-                        value: v,
-                        source: src,
-                        line,
-                    });
-                }
-            }
-        }
-        for c in pat
-            .pos
-            .captures_iter(msg)
-            .chain(pat.final_pos.captures_iter(msg))
-        {
-            if let Ok(v) = c[1].parse::<u64>() {
-                if x.positions.max_seen.as_ref().is_none_or(|s| v > s.value) {
-                    x.positions.max_seen = Some(Located {
-                        value: v,
-                        source: src,
-                        line,
-                    });
-                }
-            }
-        }
-        if let (Some(p), Some(n)) = (pat.prompt_len.captures(msg), pat.new_tokens.captures(msg)) {
-            if let (Ok(p), Ok(n)) = (p[1].parse::<u64>(), n[1].parse::<u64>()) {
-                let total = p + n;
-                if x.positions.planned.as_ref().is_none_or(|s| total > s.value) {
-                    x.positions.planned = Some(Located {
-                        value: total,
-                        source: src,
-                        line,
-                    });
-                }
-            }
-        }
-        if x.positions.configured.is_none() {
-            if let Some(v) = pat
-                .configured
-                .captures(msg)
-                .and_then(|c| c[1].parse::<u64>().ok())
-            {
-                x.positions.configured = Some(Located {
-                    value: v,
-                    source: src,
-                    line,
-                });
-            }
-        }
-        if x.positions.exceeded_warning.is_none() && pat.exceeded.is_match(msg) {
-            x.positions.exceeded_warning = Some(Located {
-                value: msg.chars().take(300).collect(),
-                source: src,
-                line,
-            });
-            if x.positions.limit.is_none() {
-                if let Some(c) = pat.exceeded.captures(msg) {
-                    let lim = c
-                        .get(1)
-                        .or(c.get(3))
-                        .or(c.get(5))
-                        .and_then(|m| m.as_str().parse().ok());
-                    if let Some(v) = lim {
-                        x.positions.limit = Some(Located {
-                            value: v,
-                            source: src,
-                            line,
-                        });
-                    }
-                }
-            }
-        }
-        if x.vocab.size.is_none() {
-            if let Some(c) = pat.vocab_size.captures(msg) {
-                if let Some(v) = c
-                    .iter()
-                    .skip(1)
-                    .flatten()
-                    .next()
-                    .and_then(|m| m.as_str().parse().ok())
-                {
-                    x.vocab.size = Some(Located {
-                        value: v,
-                        source: src,
-                        line,
-                    });
-                }
-            }
-        }
-        if let Some(c) = pat.request_ids.captures(msg) {
-            let max = c[1]
-                .split(|ch: char| !ch.is_ascii_digit())
-                .filter_map(|n| n.parse::<u64>().ok())
-                .max();
-            if let Some(m) = max {
-                if x.vocab.max_request_id.as_ref().is_none_or(|v| m > v.value) {
-                    x.vocab.max_request_id = Some(Located {
-                        value: m,
-                        source: src,
-                        line,
-                    });
-                }
-            }
-        }
+        launch_args(pat, &mut x, (msg, src, line));
+        versions(pat, &mut x, (msg, src, line));
+        hardware(
+            pat,
+            &mut x,
+            (gpu_names, &lower_names),
+            &mut noted_gpus,
+            (msg, src, line),
+        );
+        positions(pat, &mut x, (msg, src, line));
+        vocab_facts(pat, &mut x, (msg, src, line));
         if x.framework.is_none() {
             x.framework = framework_of(msg, rec);
         }
@@ -562,6 +302,300 @@ pub fn extract(records: &[Record], gpu_names: &[&str]) -> Extracted {
         push_unique(&mut x.gpus, name, src, line);
     }
     x
+}
+
+/// The launch's arguments (a server's args dump, a command line, bare flags) and the framework a command names.
+fn launch_args(pat: &Patterns, x: &mut Extracted, (msg, src, line): (&str, usize, u64)) {
+    if msg.len() > 20 {
+        if let Some(c) = pat.server_args.captures(msg) {
+            put_args(&mut x.args, &c[1], '=', src, line);
+            x.framework.get_or_insert_with(|| "sglang".into());
+        } else if let Some(c) = pat.dict_args.captures(msg) {
+            let body = c[1].trim_start_matches('{').trim_end_matches('}');
+            put_args(&mut x.args, body, ':', src, line);
+            if msg.contains("non-default args") {
+                x.framework.get_or_insert_with(|| "vllm".into());
+            } else {
+                x.framework.get_or_insert_with(|| "sglang".into());
+            }
+        } else if let Some(c) = pat.namespace.captures(msg) {
+            put_args(&mut x.args, &c[1], '=', src, line);
+        } else if msg.contains("LLM engine") {
+            if let Some(c) = pat.v1_config.captures(msg) {
+                put_args(&mut x.args, &c[1], '=', src, line);
+                x.framework.get_or_insert_with(|| "vllm".into());
+            }
+        }
+    }
+    // Command lines and bare flag lines.
+    if msg.contains("--") && (pat.command.is_match(msg) || msg.trim_start().starts_with("--")) {
+        for c in pat.flag.captures_iter(msg) {
+            let key = canonical_key(&c[1]);
+            // A bare flag before a shell line continuation (`--enforce-eager \`) is on.
+            let value = c
+                .get(2)
+                .filter(|m| m.as_str() != "\\")
+                .map_or("true".to_string(), |m| unquote(m.as_str()));
+            x.args.entry(key).or_insert(Located {
+                value,
+                source: src,
+                line,
+            });
+        }
+        let m = msg.to_ascii_lowercase();
+        for (needle, fw) in [
+            ("sglang", "sglang"),
+            ("vllm", "vllm"),
+            ("trtllm", "tensorrt-llm"),
+            ("llama-", "llama.cpp"),
+            ("text-generation-launcher", "tgi"),
+            ("torchrun", "pytorch"),
+            ("mistralrs", "mistral.rs"),
+        ] {
+            if m.contains(needle) {
+                x.framework.get_or_insert_with(|| fw.into());
+            }
+        }
+    }
+}
+
+/// Versions of the stack (the CUDA runtime and driver pair, torch's CUDA build).
+fn versions(pat: &Patterns, x: &mut Extracted, (msg, src, line): (&str, usize, u64)) {
+    for (name, re) in &pat.versions {
+        if x.versions.contains_key(*name) {
+            continue;
+        }
+        if let Some(c) = re.captures(msg) {
+            let v = c[1].trim_end_matches(['.', ',', ')']).to_string();
+            x.versions.insert(
+                (*name).to_string(),
+                Located {
+                    value: v,
+                    source: src,
+                    line,
+                },
+            );
+        }
+    }
+    if !x.versions.contains_key("cuda") {
+        if let Some(c) = pat.cuda_pair.captures(msg) {
+            let rt: u32 = c[1].parse().unwrap_or(0);
+            x.versions.insert(
+                "cuda".into(),
+                Located {
+                    value: format!("{}.{}", rt / 1000, (rt % 1000) / 10),
+                    source: src,
+                    line,
+                },
+            );
+            let drv: u32 = c[2].parse().unwrap_or(0);
+            x.versions.entry("cuda_driver".into()).or_insert(Located {
+                value: format!("{}.{}", drv / 1000, (drv % 1000) / 10),
+                source: src,
+                line,
+            });
+        } else if let Some(c) = pat.torch_cu.captures(msg) {
+            let d = &c[1];
+            let (maj, min) = d.split_at(d.len() - 1);
+            x.versions.insert(
+                "cuda".into(),
+                Located {
+                    value: format!("{maj}.{min}"),
+                    source: src,
+                    line,
+                },
+            );
+        }
+    }
+}
+
+/// The GPUs, compute capabilities, arch names, generations, memory per GPU, model types and architectures a line names.
+fn hardware(
+    pat: &Patterns,
+    x: &mut Extracted,
+    (gpu_names, lower_names): (&[&str], &[String]),
+    noted_gpus: &mut Vec<(String, usize, u64)>,
+    (msg, src, line): (&str, usize, u64),
+) {
+    let lower = msg.to_ascii_lowercase();
+    if lower.contains("nvidia")
+        || lower.contains("geforce")
+        || lower.contains("rtx")
+        || lower.contains("tesla")
+        || lower.contains("instinct")
+        || lower.contains("gpu")
+        || lower.contains("device")
+        || lower.contains(" on ")
+    {
+        for (i, n) in lower_names.iter().enumerate() {
+            if let Some(p) = lower.find(n.as_str()) {
+                let end = p + n.len();
+                let ok_before = p == 0 || !lower.as_bytes()[p - 1].is_ascii_alphanumeric();
+                let ok_after = end == lower.len() || !lower.as_bytes()[end].is_ascii_alphanumeric();
+                if ok_before && ok_after {
+                    // Keep the vendor words around the name as printed.
+                    let name =
+                        full_gpu_name(msg, p, end).unwrap_or_else(|| gpu_names[i].to_string());
+                    // A `#` comment (a note pasted above the log) is evidence only
+                    // when the program itself never names the GPU.
+                    if msg.trim_start().starts_with('#') {
+                        noted_gpus.push((name, src, line));
+                    } else {
+                        push_unique(&mut x.gpus, name, src, line);
+                    }
+                }
+            }
+        }
+    }
+    if let Some(c) = pat.cc.captures(msg).or_else(|| pat.cc_int.captures(msg)) {
+        push_unique(
+            &mut x.compute_capabilities,
+            format!("{}.{}", &c[1], &c[2]),
+            src,
+            line,
+        );
+    }
+    for c in pat.arch.captures_iter(msg) {
+        push_unique(&mut x.arch_mentions, c[1].to_string(), src, line);
+    }
+    if let Some(c) = pat.generation.captures(msg) {
+        let g = if &c[1] == "Ada Lovelace" {
+            "Ada"
+        } else {
+            &c[1]
+        };
+        push_unique(&mut x.generations, g.to_string(), src, line);
+    }
+    if let Some(c) = pat.gpu_memory.captures(msg) {
+        let gib = match (c.get(1), c.get(2), c.get(3)) {
+            (Some(g), _, _) | (_, _, Some(g)) => g.as_str().parse::<f64>().ok(),
+            (_, Some(mib), _) => mib.as_str().parse::<f64>().ok().map(|m| m / 1024.0),
+            _ => None,
+        };
+        if let Some(g) = gib.filter(|g| *g >= 1.0) {
+            push_unique(&mut x.gpu_memory_gib, format!("{g:.1}"), src, line);
+        }
+    }
+    for c in pat.model_type.captures_iter(msg) {
+        push_unique(&mut x.model_types, c[1].to_string(), src, line);
+    }
+    for c in pat.architecture.captures_iter(msg) {
+        push_unique(&mut x.architectures, c[1].to_string(), src, line);
+    }
+}
+
+/// Positions: the model's limit, the highest in use, a request's planned length, the configured context, an exceeded-length warning.
+fn positions(pat: &Patterns, x: &mut Extracted, (msg, src, line): (&str, usize, u64)) {
+    if let Some(c) = pat.limit.captures(msg) {
+        if let Ok(v) = c[1].parse::<u64>() {
+            if x.positions.limit.is_none() {
+                x.positions.limit = Some(Located {
+                    value: v,
+                    source: src,
+                    line,
+                });
+            }
+        }
+    }
+    for c in pat
+        .pos
+        .captures_iter(msg)
+        .chain(pat.final_pos.captures_iter(msg))
+    {
+        if let Ok(v) = c[1].parse::<u64>() {
+            if x.positions.max_seen.as_ref().is_none_or(|s| v > s.value) {
+                x.positions.max_seen = Some(Located {
+                    value: v,
+                    source: src,
+                    line,
+                });
+            }
+        }
+    }
+    if let (Some(p), Some(n)) = (pat.prompt_len.captures(msg), pat.new_tokens.captures(msg)) {
+        if let (Ok(p), Ok(n)) = (p[1].parse::<u64>(), n[1].parse::<u64>()) {
+            let total = p + n;
+            if x.positions.planned.as_ref().is_none_or(|s| total > s.value) {
+                x.positions.planned = Some(Located {
+                    value: total,
+                    source: src,
+                    line,
+                });
+            }
+        }
+    }
+    if x.positions.configured.is_none() {
+        if let Some(v) = pat
+            .configured
+            .captures(msg)
+            .and_then(|c| c[1].parse::<u64>().ok())
+        {
+            x.positions.configured = Some(Located {
+                value: v,
+                source: src,
+                line,
+            });
+        }
+    }
+    if x.positions.exceeded_warning.is_none() && pat.exceeded.is_match(msg) {
+        x.positions.exceeded_warning = Some(Located {
+            value: msg.chars().take(300).collect(),
+            source: src,
+            line,
+        });
+        if x.positions.limit.is_none() {
+            if let Some(c) = pat.exceeded.captures(msg) {
+                let lim = c
+                    .get(1)
+                    .or(c.get(3))
+                    .or(c.get(5))
+                    .and_then(|m| m.as_str().parse().ok());
+                if let Some(v) = lim {
+                    x.positions.limit = Some(Located {
+                        value: v,
+                        source: src,
+                        line,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// The vocabulary size printed and the highest token id a request names.
+fn vocab_facts(pat: &Patterns, x: &mut Extracted, (msg, src, line): (&str, usize, u64)) {
+    if x.vocab.size.is_none() {
+        if let Some(c) = pat.vocab_size.captures(msg) {
+            if let Some(v) = c
+                .iter()
+                .skip(1)
+                .flatten()
+                .next()
+                .and_then(|m| m.as_str().parse().ok())
+            {
+                x.vocab.size = Some(Located {
+                    value: v,
+                    source: src,
+                    line,
+                });
+            }
+        }
+    }
+    if let Some(c) = pat.request_ids.captures(msg) {
+        let max = c[1]
+            .split(|ch: char| !ch.is_ascii_digit())
+            .filter_map(|n| n.parse::<u64>().ok())
+            .max();
+        if let Some(m) = max {
+            if x.vocab.max_request_id.as_ref().is_none_or(|v| m > v.value) {
+                x.vocab.max_request_id = Some(Located {
+                    value: m,
+                    source: src,
+                    line,
+                });
+            }
+        }
+    }
 }
 
 /// A GPU name widened to the vendor words printed around the table's name
