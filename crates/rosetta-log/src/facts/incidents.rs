@@ -198,10 +198,8 @@ fn refine_exception_class(voc: &Vocabulary, inc: &mut Incident, tb: &Traceback, 
     // Raised while a package builds (pip's build env, setup.py): a failed build,
     // whatever the exception type.
     let in_build = raised_in_build(voc, &tb.frames);
-    if in_build && matches!(inc.class, FailureClass::PythonError) {
-        inc.class = FailureClass::BuildError;
-        inc.strength = 74;
-        inc.signals.push("build-frames");
+    if in_build {
+        promote(inc, FailureClass::BuildError, 74, "build-frames");
     }
     // A module that does not compile, reached by an import (the innermost frame is a
     // module's own import line): the import failed, whatever the file holds.
@@ -214,15 +212,11 @@ fn refine_exception_class(voc: &Vocabulary, inc: &mut Incident, tb: &Traceback, 
                 .as_deref()
                 .is_some_and(|c| c.starts_with("from ") || c.starts_with("import "))
     });
-    if import_syntax && matches!(inc.class, FailureClass::PythonError) {
-        inc.class = FailureClass::ImportError;
-        inc.strength = 75;
-        inc.signals.push("import-syntax");
+    if import_syntax {
+        promote(inc, FailureClass::ImportError, 75, "import-syntax");
     }
-    if asserts_shape && matches!(inc.class, FailureClass::PythonError) {
-        inc.class = FailureClass::ShapeMismatch;
-        inc.strength = 80;
-        inc.signals.push("shape-assert");
+    if asserts_shape {
+        promote(inc, FailureClass::ShapeMismatch, 80, "shape-assert");
     }
     // Config code raising a generic error is the config being rejected.
     let generic = matches!(
@@ -250,10 +244,18 @@ fn refine_exception_class(voc: &Vocabulary, inc: &mut Incident, tb: &Traceback, 
             || voc.shape(ShapeId::ConfigWords).is_match(&inc.message)
             || innermost_config
         {
-            inc.class = FailureClass::ConfigError;
-            inc.strength = 70;
-            inc.signals.push("config-code");
+            promote(inc, FailureClass::ConfigError, 70, "config-code");
         }
+    }
+}
+
+/// A python error (no signal classed it) takes the class that where it was raised says; the
+/// first such step wins.
+fn promote(inc: &mut Incident, class: FailureClass, strength: u8, signal: &'static str) {
+    if inc.class == FailureClass::PythonError {
+        inc.class = class;
+        inc.strength = strength;
+        inc.signals.push(signal);
     }
 }
 
