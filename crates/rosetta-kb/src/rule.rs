@@ -229,9 +229,16 @@ impl Rule {
     pub(crate) fn parse_embedded(
         path: &Path,
         text: &str,
+        json: Option<&str>,
         literals: Option<&[&str]>,
     ) -> Result<Rule, KbError> {
-        let rule = Self::parse_with(path, text, false)?;
+        // The build script wrote the file as JSON too, which reads several times faster;
+        // should that fail, the TOML reports what is wrong.
+        let def = match json.and_then(|j| serde_json::from_str(j).ok()) {
+            Some(def) => def,
+            None => Self::read_toml(path, text)?,
+        };
+        let rule = Self::from_def(path, def, false)?;
         let _ = rule
             .literals
             .set(literals.map(|l| l.iter().map(|w| w.to_string()).collect()));
@@ -239,7 +246,12 @@ impl Rule {
     }
 
     fn parse_with(path: &Path, text: &str, check: bool) -> Result<Rule, KbError> {
-        let def: RuleFile = toml::from_str(text).map_err(|e| {
+        Self::from_def(path, Self::read_toml(path, text)?, check)
+    }
+
+    /// The rule as written, or an error naming the line and column.
+    fn read_toml(path: &Path, text: &str) -> Result<RuleFile, KbError> {
+        toml::from_str(text).map_err(|e| {
             let at = e.span().map(|s| {
                 let before = &text[..s.start.min(text.len())];
                 let line = before.matches('\n').count() + 1;
@@ -254,7 +266,11 @@ impl Rule {
                     e.message().trim().replace('\n', " ")
                 ),
             }
-        })?;
+        })
+    }
+
+    /// Checks a rule as written and prepares its patterns (`check`: compile them now).
+    fn from_def(path: &Path, def: RuleFile, check: bool) -> Result<Rule, KbError> {
         let field = |f: &str, m: String| KbError::Field {
             path: path.to_path_buf(),
             field: f.to_string(),
