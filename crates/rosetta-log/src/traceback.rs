@@ -147,7 +147,7 @@ fn patterns() -> &'static Patterns {
         prose_exception: crate::lazy::ascii_regex(r#"(?:^|[\s`'"(\[:])((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Z][A-Za-z][A-Za-z0-9_]*?(?:Error|Exception))(?:\(\w*\))?:\s+(\S.{4,})$"#).unwrap(),
         // gdb `#5  0x00007f.. in llama_sampler_softmax_impl(...) () from libllama.so`
         // and c10 `frame #3: c10d::ProcessGroupNCCL::watchdog() + 0x8c (0x7f.. in libtorch.so)`
-        native: crate::lazy::ascii_regex(r"^\s*(?:#\d+\s+(?:0x[0-9a-fA-F]+ in )?|frame #\d+: (?:0x[0-9a-fA-F]+ )?)([A-Za-z_~][\w:~<>,]*?)\s*(?:\(|\+ 0x)(?:.*(?: at | from |\(0x[0-9a-f]+ in )([^\s)]+)\)?\s*$)?").unwrap(),
+        native: crate::lazy::ascii_regex(r"^\s*(?:#\d+\s+(?:0x[0-9a-fA-F]+ in )?|frame #\d+: (?:0x[0-9a-fA-F]+ )?|\d+\s+0x[0-9a-fA-F]+\s+)([A-Za-z_~][\w:~<>,]*?)\s*(?:\(|\+ 0x)(?:.*(?: at | from |\(0x[0-9a-f]+ in )([^\s)]+)\)?\s*$)?").unwrap(),
         // A paste that dropped the line numbers keeps `File "...", in f`.
         // A paste may lose the space after a comma (`line 6209,in f`).
         // faulthandler's dump writes `File "x.py", line 88 in replay` (no comma).
@@ -1082,6 +1082,27 @@ mod native_tests {
         assert_eq!(t[0].frames[1].function, "llama_sampler_softmax_impl");
         assert_eq!(t[0].frames[1].file, "libllama.so");
         assert_eq!(t[0].frames[0].function, "llama_sampler_dist_apply");
+    }
+
+    #[test]
+    fn numbered_address_frames_are_frames() {
+        // TensorRT-LLM's exception stack: `N  0xADDR symbol + offset`, or a library and an
+        // offset where the symbol is unknown (not a frame: no function).
+        let log = "[TensorRT-LLM][ERROR] Assertion failed: d == a + length (/app/gptAttentionCommon.cpp:326)\n1       0x7f32dd086fbf /opt/lib/libnvinfer_plugin_tensorrt_llm.so.9(+0x37fbf) [0x7f32dd086fbf]\n2       0x7f32dd0e6c8a tensorrt_llm::plugins::GPTAttentionPluginCommon::GPTAttentionPluginCommon(void const*, unsigned long) + 762\n3       0x7f32dd0fa0d2 tensorrt_llm::plugins::GPTAttentionPluginCreator::deserializePlugin(char const*, void const*, unsigned long) + 50\n";
+        let out =
+            Scanner::new(crate::Vocabulary::embedded(), &[]).scan_reader(0, &mut log.as_bytes());
+        let t = collect(&out.records);
+        assert_eq!(t.len(), 1, "{t:?}");
+        assert!(t[0].is_native());
+        // Outermost first: the caller, then the constructor it called.
+        assert_eq!(
+            t[0].frames[0].function,
+            "tensorrt_llm::plugins::GPTAttentionPluginCreator::deserializePlugin"
+        );
+        assert_eq!(
+            t[0].frames[1].function,
+            "tensorrt_llm::plugins::GPTAttentionPluginCommon::GPTAttentionPluginCommon"
+        );
     }
 
     #[test]
