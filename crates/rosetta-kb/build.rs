@@ -78,7 +78,7 @@ fn main() {
     println!("cargo:rerun-if-changed={}", rules.display());
     let mut files = Vec::new();
     walk(&rules, &mut files);
-    let mut code = String::from("/// Built-in rule files: (path relative to kb/rules, text, the same as JSON, scanner literals).\npub const EMBEDDED: &[(&str, &str, Option<&str>, Option<&[&str]>)] = &[\n");
+    let mut code = String::from("/// One built-in rule file.\npub struct EmbeddedRule {\n    /// Its path relative to kb/rules.\n    pub rel: &'static str,\n    /// Its text.\n    pub toml: &'static str,\n    /// The same as JSON (`None`: the TOML does not parse).\n    pub json: Option<&'static str>,\n    /// The scanner literals of its line patterns (`None`: one has none).\n    pub literals: Option<&'static [&'static str]>,\n}\n/// Built-in rule files.\npub const EMBEDDED: &[EmbeddedRule] = &[\n");
     // The literals a line must hold for each built-in pattern to match it
     // (`literals::needles`), so that a rule's regex is not parsed at run time to find them.
     let mut table: std::collections::BTreeMap<String, Option<Vec<String>>> = Default::default();
@@ -105,7 +105,7 @@ fn main() {
         };
         let _ = writeln!(
             code,
-            "    ({rel:?}, include_str!({:?}), {json}, {lits}),",
+            "    EmbeddedRule {{ rel: {rel:?}, toml: include_str!({:?}), json: {json}, literals: {lits} }},",
             abs.to_string_lossy()
         );
     }

@@ -32,9 +32,9 @@ impl KnowledgeBase {
     /// The built-in rules.
     pub fn embedded() -> Result<KnowledgeBase, KbError> {
         let mut kb = KnowledgeBase::default();
-        for (rel, text, json, literals) in embedded::EMBEDDED {
-            let path = PathBuf::from("kb/rules").join(rel);
-            kb.add(Rule::parse_embedded(&path, text, *json, *literals)?);
+        for e in embedded::EMBEDDED {
+            let path = PathBuf::from("kb/rules").join(e.rel);
+            kb.add(Rule::parse_embedded(&path, e.toml, e.json, e.literals)?);
         }
         Ok(kb)
     }
@@ -44,7 +44,7 @@ impl KnowledgeBase {
     pub fn embedded_literals() -> Vec<String> {
         let mut out: Vec<String> = embedded::EMBEDDED
             .iter()
-            .filter_map(|(_, _, _, literals)| *literals)
+            .filter_map(|e| e.literals)
             .flatten()
             .map(|w| w.to_string())
             .collect();
@@ -161,9 +161,9 @@ mod tests {
             .rules
             .iter()
             .all(|r| r.lines.iter().all(|l| !l.is_compiled())));
-        for (rel, text, _, _) in embedded::EMBEDDED {
-            let path = PathBuf::from("kb/rules").join(rel);
-            let checked = Rule::parse(&path, text).unwrap();
+        for e in embedded::EMBEDDED {
+            let path = PathBuf::from("kb/rules").join(e.rel);
+            let checked = Rule::parse(&path, e.toml).unwrap();
             let lazy = kb.rules.iter().find(|r| r.id() == checked.id()).unwrap();
             assert_eq!(lazy.literals(), checked.literals(), "{}", checked.id());
         }
