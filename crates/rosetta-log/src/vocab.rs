@@ -105,10 +105,12 @@ pub enum ShapeId {
     CallSignature,
     /// A source path of code that runs on one platform or accelerator only (ROCm, XPU, NPU).
     PlatformPath,
+    /// A frame of code that runs a compiler build (torch's extension builder running ninja).
+    BuildFrames,
 }
 
 impl ShapeId {
-    const ALL: [ShapeId; 16] = [
+    const ALL: [ShapeId; 17] = [
         ShapeId::BenignNcclWarn,
         ShapeId::IgnoredImport,
         ShapeId::PythonWarning,
@@ -125,6 +127,7 @@ impl ShapeId {
         ShapeId::ChatMarker,
         ShapeId::CallSignature,
         ShapeId::PlatformPath,
+        ShapeId::BuildFrames,
     ];
 }
 

@@ -269,7 +269,9 @@ fn truncated_traceback(
 ) {
     // Frames without an exception line: a truncated traceback; config code names the class.
     let frame_text = frames_text(tb.frames.iter());
-    let in_build = raised_in_build(voc, &tb.frames);
+    // Raised in a package's build, or by code that runs a compiler build (a JIT's ninja).
+    let in_build =
+        raised_in_build(voc, &tb.frames) || voc.shape(ShapeId::BuildFrames).is_match(&frame_text);
     // A native backtrace with no error above it is the stack of a process that
     // crashed (a debugger's `bt`, a crash handler's dump).
     // So is faulthandler's dump of the crashed thread with its `Fatal Python
@@ -528,6 +530,10 @@ fn absorb_native_backtraces(out: &mut Vec<Incident>) {
                 && x.exception.is_none()
                 && !x.frames.is_empty()
                 && x.role == Role::Weak
+                // A cut traceback that its frames already class (a build's) stays its own
+                // beside a wrapper's line that only says something failed.
+                && (out[i].role != Role::Cascade
+                    || matches!(x.class, FailureClass::NativeAbort | FailureClass::PythonError))
                 && ((x.end_line < line && line <= x.end_line + 3)
                     || (x.line > line && x.line <= end + 2))
         });
@@ -809,6 +815,22 @@ mod tests {
 
     fn voc() -> &'static Vocabulary {
         Vocabulary::embedded()
+    }
+
+    #[test]
+    fn a_cut_traceback_through_a_build_is_a_build_error_beside_a_wrapper_line() {
+        // The engine's wrapper says only that it failed; the traceback under it, cut before
+        // its exception, runs torch's extension builder: a build failed.
+        let p = "ERROR 07-02 07:04:46 [core.py:500]";
+        let log = format!(
+            "{p} EngineCore failed to start.\n{p} Traceback (most recent call last):\n{p}   File \"/venv/lib/python3.12/site-packages/torch/utils/cpp_extension.py\", line 2506, in _run_ninja_build\n{p}     subprocess.run(\n"
+        );
+        let f = crate::facts::facts_of(&log).failure.expect("a failure");
+        assert_eq!(f.class, FailureClass::BuildError, "{}", f.message);
+        // Cut in code that builds nothing, it stays a python error.
+        let other = log.replace("_run_ninja_build", "_check_cuda_version");
+        let f = crate::facts::facts_of(&other).failure.expect("a failure");
+        assert_eq!(f.class, FailureClass::PythonError, "{}", f.message);
     }
 
     #[test]
