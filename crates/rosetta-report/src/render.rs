@@ -1281,9 +1281,25 @@ fn notes_with_inputs(r: &Report) -> Vec<String> {
     r.notes.iter().cloned().chain(inputs).collect()
 }
 
+/// The report as GitHub-flavoured Markdown (an issue comment): the failure, the causes
+/// with their evidence folded, notes, similar reports, the timeline and the warnings,
+/// one section each.
 fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
     writeln!(w, "### rosetta diagnosis")?;
     writeln!(w)?;
+    md_failure(r, w)?;
+    md_other_inputs(r, w)?;
+    md_hypotheses(r, style, w)?;
+    md_notes(r, w)?;
+    md_similar(r, w)?;
+    md_timeline(r, w)?;
+    md_warnings(r, w)?;
+    writeln!(w)?;
+    writeln!(w, "<sub>{}</sub>", r.rosetta)
+}
+
+/// The failure (or why there is none), with its message, phase and surfaced error.
+fn md_failure(r: &Report, w: &mut dyn Write) -> io::Result<()> {
     match &r.failure {
         None => match r.no_failure.as_ref() {
             Some(n) if n.reason == "empty" => writeln!(w, "The input is empty.")?,
@@ -1348,6 +1364,11 @@ fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
             }
         }
     }
+    Ok(())
+}
+
+/// Failures of the other inputs.
+fn md_other_inputs(r: &Report, w: &mut dyn Write) -> io::Result<()> {
     for o in &r.other_inputs {
         writeln!(w)?;
         writeln!(
@@ -1360,6 +1381,11 @@ fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
         writeln!(w, "{}", cut(&o.message, 400))?;
         writeln!(w, "```")?;
     }
+    Ok(())
+}
+
+/// The causes: a table, then each one's why, evidence and references folded.
+fn md_hypotheses(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
     if !r.hypotheses.is_empty() {
         writeln!(w)?;
         writeln!(w, "| # | cause | confidence | summary | try |")?;
@@ -1429,6 +1455,11 @@ fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
             writeln!(w, "</details>")?;
         }
     }
+    Ok(())
+}
+
+/// The notes.
+fn md_notes(r: &Report, w: &mut dyn Write) -> io::Result<()> {
     let notes = notes_with_inputs(r);
     if !notes.is_empty() {
         writeln!(w)?;
@@ -1438,6 +1469,11 @@ fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
             writeln!(w, "- {}", md_escape(n))?;
         }
     }
+    Ok(())
+}
+
+/// The similar reports, as a table.
+fn md_similar(r: &Report, w: &mut dyn Write) -> io::Result<()> {
     if !r.similar.is_empty() {
         writeln!(w)?;
         writeln!(w, "**Similar reports**")?;
@@ -1461,6 +1497,11 @@ fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
             )?;
         }
     }
+    Ok(())
+}
+
+/// The timeline of each input, one line each.
+fn md_timeline(r: &Report, w: &mut dyn Write) -> io::Result<()> {
     for (file, entries) in timeline_groups(r) {
         writeln!(w)?;
         let step = |t: &TimelineEntry| {
@@ -1480,6 +1521,11 @@ fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
             None => writeln!(w, "**Timeline:** {}", steps.join(" → "))?,
         }
     }
+    Ok(())
+}
+
+/// The warnings, folded.
+fn md_warnings(r: &Report, w: &mut dyn Write) -> io::Result<()> {
     if !r.warnings.is_empty() {
         writeln!(w)?;
         writeln!(
@@ -1503,8 +1549,7 @@ fn markdown(r: &Report, style: Style, w: &mut dyn Write) -> io::Result<()> {
         writeln!(w)?;
         writeln!(w, "</details>")?;
     }
-    writeln!(w)?;
-    writeln!(w, "<sub>{}</sub>", r.rosetta)
+    Ok(())
 }
 
 fn esc(s: &str) -> String {
