@@ -13,6 +13,14 @@
 #[allow(dead_code)]
 mod literals;
 
+#[path = "../rosetta-log/build_vocab.rs"]
+#[allow(dead_code)]
+mod build_vocab;
+
+#[path = "../rosetta-log/src/scan_words.rs"]
+#[allow(dead_code)]
+mod scan_words;
+
 /// `Rule::literals` of one rule file: the required literals of its `lines` and
 /// `any_lines` patterns, `None` when one has none (or the file does not parse:
 /// then the rule's own loading reports it).
@@ -54,22 +62,7 @@ fn rule_patterns(doc: &toml::Table) -> Vec<String> {
 }
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            walk(&p, out);
-        } else if p.extension().is_some_and(|e| e == "toml") {
-            out.push(p);
-        }
-    }
-}
+use std::path::PathBuf;
 
 fn main() {
     let manifest =
@@ -77,11 +70,12 @@ fn main() {
     let rules = manifest.join("../../kb/rules");
     println!("cargo:rerun-if-changed={}", rules.display());
     let mut files = Vec::new();
-    walk(&rules, &mut files);
+    build_vocab::walk(&rules, &mut files);
     let mut code = String::from("/// One built-in rule file.\npub struct EmbeddedRule {\n    /// Its path relative to kb/rules.\n    pub rel: &'static str,\n    /// Its text.\n    pub toml: &'static str,\n    /// The same as JSON (`None`: the TOML does not parse).\n    pub json: Option<&'static str>,\n    /// The scanner literals of its line patterns (`None`: one has none).\n    pub literals: Option<&'static [&'static str]>,\n}\n/// Built-in rule files.\npub const EMBEDDED: &[EmbeddedRule] = &[\n");
     // The literals a line must hold for each built-in pattern to match it
     // (`literals::needles`), so that a rule's regex is not parsed at run time to find them.
     let mut table: std::collections::BTreeMap<String, Option<Vec<String>>> = Default::default();
+    let mut rule_words: Vec<String> = Vec::new();
     for f in &files {
         let rel = f
             .strip_prefix(&rules)
@@ -96,7 +90,11 @@ fn main() {
             table.entry(p).or_insert(n);
         }
         let lits = match doc.as_ref().and_then(rule_literals) {
-            Some(l) => format!("Some(&{l:?})"),
+            Some(l) => {
+                let code = format!("Some(&{l:?})");
+                rule_words.extend(l);
+                code
+            }
             None => "None".to_string(),
         };
         let json = match doc.as_ref().and_then(|d| serde_json::to_string(d).ok()) {
@@ -119,7 +117,48 @@ fn main() {
         let _ = writeln!(code, "    ({p:?}, {n}),");
     }
     code.push_str("];\n");
+    code.push_str(&scanner_code(&manifest, rule_words));
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"))
         .join("embedded_rules.rs");
     std::fs::write(out, code).expect("OUT_DIR is writable");
+}
+
+/// The scanner's word lists for the built-in vocabulary and rules (`scan_words`), worked
+/// out here once instead of at every start: `SCAN_PATS`, `SCAN_KINDS`, `SCAN_ERROR_WORDS`.
+fn scanner_code(manifest: &std::path::Path, mut rule_words: Vec<String>) -> String {
+    let vocab = manifest.join("../../kb/vocab");
+    println!("cargo:rerun-if-changed={}", vocab.display());
+    let mut files = Vec::new();
+    build_vocab::walk(&vocab, &mut files);
+    for f in &files {
+        println!("cargo:rerun-if-changed={}", f.display());
+    }
+    let v = build_vocab::vocab_words(&build_vocab::parse(&files));
+    // As `KnowledgeBase::embedded_literals` gives them.
+    rule_words.sort();
+    rule_words.dedup();
+    let words = scan_words::scan_words(&scan_words::WordSources {
+        serving: &v.serving,
+        errors: &v.errors,
+        signal_words: &v.signal_literals,
+        context: &v.context,
+        milestone_words: &v.milestone_literals,
+        extra: &rule_words,
+    });
+    let mut code = String::from(
+        "/// The scanner's words for the built-in vocabulary and rules (`scan_words`).\npub const SCAN_PATS: &[&str] = &[\n",
+    );
+    for w in &words.pats {
+        let _ = writeln!(code, "    {w:?},");
+    }
+    code.push_str("];\n/// What a hit on each of `SCAN_PATS` means (`scan_words::KIND_*`).\npub const SCAN_KINDS: &[u32] = &");
+    let _ = writeln!(code, "{:?};", words.kinds);
+    code.push_str(
+        "/// The error words (`scan_words`).\npub const SCAN_ERROR_WORDS: &[&str] = &[\n",
+    );
+    for w in &words.error_words {
+        let _ = writeln!(code, "    {w:?},");
+    }
+    code.push_str("];\n");
+    code
 }

@@ -53,6 +53,17 @@ impl KnowledgeBase {
         out
     }
 
+    /// The scanner for the built-in vocabulary and rules, from the word lists the build
+    /// script worked out (`rosetta_log::scan_words`): only its automatons are built here.
+    /// The same as `rosetta_log::Scanner::new(Vocabulary::embedded(), &embedded_literals())`.
+    pub fn embedded_scanner() -> rosetta_log::Scanner {
+        rosetta_log::Scanner::from_lists(
+            embedded::SCAN_PATS,
+            embedded::SCAN_KINDS,
+            embedded::SCAN_ERROR_WORDS,
+        )
+    }
+
     /// The number of built-in rule files.
     pub fn embedded_count() -> usize {
         embedded::EMBEDDED.len()
@@ -169,6 +180,24 @@ mod tests {
         }
         assert!(!kb.literals().is_empty());
         assert_eq!(KnowledgeBase::embedded_literals(), kb.literals());
+    }
+
+    #[test]
+    fn the_scanner_words_worked_out_at_build_time_are_those_of_the_start_up() {
+        let v = Vocabulary::embedded();
+        let rules = KnowledgeBase::embedded_literals();
+        let words = rosetta_log::scan_words::scan_words(&rosetta_log::scan_words::WordSources {
+            serving: &v.scanner_serving,
+            errors: &v.scanner_errors,
+            signal_words: &v.signal_literals(),
+            context: &v.scanner_context,
+            milestone_words: &v.milestone_literals(),
+            extra: &rules,
+        });
+        assert!(words.pats.len() > 1000, "{}", words.pats.len());
+        assert_eq!(words.pats, embedded::SCAN_PATS);
+        assert_eq!(words.kinds, embedded::SCAN_KINDS);
+        assert_eq!(words.error_words, embedded::SCAN_ERROR_WORDS);
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod lazy;
 pub mod literals;
 pub mod prefix;
 pub mod scan;
+pub mod scan_words;
 pub mod source;
 pub mod traceback;
 pub mod vocab;

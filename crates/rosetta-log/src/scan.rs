@@ -11,11 +11,11 @@
 //! (`events` does).
 
 use crate::prefix::{self, Prefix};
+use crate::scan_words::{scan_words, WordSources, KIND_CONTEXT, KIND_ERROR};
 use crate::vocab::Vocabulary;
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::collections::HashSet;
 use std::io::Read;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -77,6 +77,17 @@ enum HitKind {
     Serving(usize),
     Error,
     Context,
+}
+
+impl HitKind {
+    /// The kind a code of `scan_words` stands for.
+    fn of(code: u32) -> HitKind {
+        match code {
+            KIND_ERROR => HitKind::Error,
+            KIND_CONTEXT => HitKind::Context,
+            i => HitKind::Serving(i as usize),
+        }
+    }
 }
 
 /// Counts of serving-loop lines (fast path).
@@ -201,45 +212,14 @@ pub struct Scanner {
     /// once `DFA_AFTER` bytes have been scanned, with the error words' DFA beside it;
     /// shared by `fresh` copies.
     dfa: Arc<OnceLock<(AhoCorasick, AhoCorasick)>>,
-    pats: Arc<Vec<String>>,
+    pats: &'static [&'static str],
     scanned: AtomicU64,
     /// The words that make a kept line an error line, as a contiguous NFA.
     errors: AhoCorasick,
-    error_words: Arc<Vec<String>>,
-    kinds: Vec<HitKind>,
+    error_words: &'static [&'static str],
+    /// Per word of `pats`, what a hit means (`scan_words::KIND_*`, else a serving word).
+    kinds: &'static [u32],
     retained: AtomicUsize,
-}
-
-/// Which words (among those `eligible`) hold another eligible word of at most 8 bytes: an
-/// automaton without them matches on exactly the same texts. Words of up to 8 bytes are keys
-/// of one hash set per length, and each word's substrings of those lengths are looked up, so
-/// the cost is a few lookups per byte, not a comparison of every pair.
-fn contained_elsewhere<S: AsRef<str>>(words: &[S], eligible: impl Fn(usize) -> bool) -> Vec<bool> {
-    const KEY: usize = 8;
-    fn pack(b: &[u8]) -> u64 {
-        b.iter().fold(0u64, |acc, &x| (acc << 8) | u64::from(x))
-    }
-    let mut keys: [HashSet<u64, std::hash::BuildHasherDefault<PackedHasher>>; KEY + 1] =
-        Default::default();
-    for (i, w) in words.iter().enumerate() {
-        let b = w.as_ref().as_bytes();
-        if eligible(i) && !b.is_empty() && b.len() <= KEY {
-            keys[b.len()].insert(pack(b));
-        }
-    }
-    let lens: Vec<usize> = (1..=KEY).filter(|&l| !keys[l].is_empty()).collect();
-    words
-        .iter()
-        .enumerate()
-        .map(|(i, w)| {
-            let b = w.as_ref().as_bytes();
-            eligible(i)
-                && lens
-                    .iter()
-                    .take_while(|&&l| l < b.len())
-                    .any(|&l| b.windows(l).any(|sub| keys[l].contains(&pack(sub))))
-        })
-        .collect()
 }
 
 /// Maps keyed by a value that is already a hash (a template key, a line shape) or packed
@@ -266,7 +246,7 @@ impl std::hash::Hasher for PackedHasher {
 }
 
 /// The scanner's literal automaton, leftmost-first, of the given kind.
-fn automaton(pats: &[String], kind: aho_corasick::AhoCorasickKind) -> AhoCorasick {
+fn automaton(pats: &[&str], kind: aho_corasick::AhoCorasickKind) -> AhoCorasick {
     AhoCorasickBuilder::new()
         .match_kind(MatchKind::LeftmostFirst)
         .kind(Some(kind))
@@ -276,78 +256,52 @@ fn automaton(pats: &[String], kind: aho_corasick::AhoCorasickKind) -> AhoCorasic
 
 impl Scanner {
     /// Builds the scanner; `extra` literals (from the knowledge base's line
-    /// patterns) make more lines worth keeping.
+    /// patterns) make more lines worth keeping. Its word lists are worked out here and
+    /// kept for the life of the process; the built-in ones are worked out at build time
+    /// (`Scanner::from_lists`, through `rosetta-kb`).
     pub fn new(voc: &Vocabulary, extra: &[String]) -> Scanner {
-        let mut pats: Vec<String> = Vec::new();
-        let mut seen: HashSet<String> = HashSet::new();
-        let mut kinds = Vec::new();
-        for (i, s) in voc.scanner_serving.iter().enumerate() {
-            pats.push(s.to_string());
-            seen.insert(s.to_string());
-            kinds.push(HitKind::Serving(i));
+        let words = scan_words(&WordSources {
+            serving: &voc.scanner_serving,
+            errors: &voc.scanner_errors,
+            signal_words: &voc.signal_literals(),
+            context: &voc.scanner_context,
+            milestone_words: &voc.milestone_literals(),
+            extra,
+        });
+        fn leak(words: Vec<String>) -> &'static [&'static str] {
+            let words: Vec<&'static str> = words
+                .into_iter()
+                .map(|w| &*Box::leak(w.into_boxed_str()))
+                .collect();
+            Box::leak(words.into_boxed_slice())
         }
-        // Every literal a signal needs is an error word too, so no signal can miss its line.
-        let signal_words = voc.signal_literals();
-        for s in voc
-            .scanner_errors
-            .iter()
-            .cloned()
-            .chain(signal_words.iter().cloned())
-        {
-            if seen.insert(s.clone()) {
-                pats.push(s);
-                kinds.push(HitKind::Error);
-            }
-        }
-        for s in voc
-            .scanner_context
-            .iter()
-            .cloned()
-            .chain(voc.milestone_literals())
-            .chain(extra.iter().cloned())
-        {
-            if !s.is_empty() && seen.insert(s.clone()) {
-                pats.push(s);
-                kinds.push(HitKind::Context);
-            }
-        }
-        // A word that holds another word of the scanner finds no line the shorter one does
-        // not: only the shortest are built into the automaton (about a third of the bytes).
-        let serving = voc.scanner_serving.len();
-        let drop = contained_elsewhere(&pats, |i| i >= serving);
-        let (pats, kinds): (Vec<String>, Vec<HitKind>) = pats
-            .into_iter()
-            .zip(kinds)
-            .zip(drop)
-            .filter_map(|(pk, drop)| (!drop).then_some(pk))
-            .unzip();
-        let ac = automaton(&pats, aho_corasick::AhoCorasickKind::ContiguousNFA);
-        let mut error_words: Vec<&str> = voc
-            .scanner_errors
-            .iter()
-            .map(String::as_str)
-            .chain(signal_words.iter().map(String::as_str))
-            .collect();
-        error_words.sort_unstable();
-        error_words.dedup();
-        let drop = contained_elsewhere(&error_words, |_| true);
-        let error_words: Vec<&str> = error_words
-            .into_iter()
-            .zip(drop)
-            .filter_map(|(w, d)| (!d).then_some(w))
-            .collect();
-        let error_words: Vec<String> = error_words.into_iter().map(String::from).collect();
+        Scanner::from_lists(
+            leak(words.pats),
+            Box::leak(words.kinds.into_boxed_slice()),
+            leak(words.error_words),
+        )
+    }
+
+    /// Builds the scanner from word lists worked out beforehand (`scan_words::scan_words`):
+    /// the automaton's words, their kinds, and the error words.
+    pub fn from_lists(
+        pats: &'static [&'static str],
+        kinds: &'static [u32],
+        error_words: &'static [&'static str],
+    ) -> Scanner {
+        debug_assert_eq!(pats.len(), kinds.len());
+        let ac = automaton(pats, aho_corasick::AhoCorasickKind::ContiguousNFA);
         let errors = AhoCorasickBuilder::new()
             .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
-            .build(&error_words)
+            .build(error_words)
             .unwrap_or_else(|_| AhoCorasick::new(["rror"]).expect("static pattern builds"));
         Scanner {
             ac,
             dfa: Arc::new(OnceLock::new()),
-            pats: Arc::new(pats),
+            pats,
             scanned: AtomicU64::new(0),
             errors,
-            error_words: Arc::new(error_words),
+            error_words,
             kinds,
             retained: AtomicUsize::new(0),
         }
@@ -362,8 +316,8 @@ impl Scanner {
         }
         let (ac, errors) = self.dfa.get_or_init(|| {
             (
-                automaton(&self.pats, aho_corasick::AhoCorasickKind::DFA),
-                automaton(&self.error_words, aho_corasick::AhoCorasickKind::DFA),
+                automaton(self.pats, aho_corasick::AhoCorasickKind::DFA),
+                automaton(self.error_words, aho_corasick::AhoCorasickKind::DFA),
             )
         });
         (ac, errors)
@@ -376,11 +330,11 @@ impl Scanner {
         Scanner {
             ac: self.ac.clone(),
             dfa: Arc::clone(&self.dfa),
-            pats: Arc::clone(&self.pats),
+            pats: self.pats,
             scanned: AtomicU64::new(0),
             errors: self.errors.clone(),
-            error_words: Arc::clone(&self.error_words),
-            kinds: self.kinds.clone(),
+            error_words: self.error_words,
+            kinds: self.kinds,
             retained: AtomicUsize::new(0),
         }
     }
@@ -582,7 +536,7 @@ impl Scanner {
             let line_end = memchr::memchr(b'\n', &data[hit..]).map_or(data.len(), |i| hit + i);
             line_no += count_newlines(&data[counted_to..line_start]);
             counted_to = line_start;
-            let kind = self.kinds[m.pattern().as_usize()];
+            let kind = HitKind::of(self.kinds[m.pattern().as_usize()]);
             if let HitKind::Serving(k) = kind {
                 p.serving.note(k, line_no + 1);
                 // The line is consumed whole: the next one starts after its newline, so
@@ -1156,15 +1110,18 @@ mod tests {
             "abc",
         ];
         // Only eligible words count, as keys and as candidates.
-        let drop = contained_elsewhere(&words, |i| i != 0);
+        let drop = crate::scan_words::contained_elsewhere(&words, |i| i != 0);
         assert_eq!(drop, [false, false, false, false, true, false]);
-        let drop = contained_elsewhere(&words, |_| true);
+        let drop = crate::scan_words::contained_elsewhere(&words, |_| true);
         assert_eq!(drop, [false, true, true, false, true, false]);
         // Byte-exact: case differs, so nothing holds another.
-        let drop = contained_elsewhere(&["ERROR", "error", "Error"], |_| true);
+        let drop = crate::scan_words::contained_elsewhere(&["ERROR", "error", "Error"], |_| true);
         assert_eq!(drop, [false, false, false]);
         // A word is never dropped for itself, and keys longer than 8 bytes are not looked for.
-        let drop = contained_elsewhere(&["segmentation", "segmentation fault"], |_| true);
+        let drop =
+            crate::scan_words::contained_elsewhere(&["segmentation", "segmentation fault"], |_| {
+                true
+            });
         assert_eq!(drop, [false, false]);
     }
 
@@ -1179,9 +1136,9 @@ mod tests {
         all.extend(v.signal_literals());
         all.extend(v.scanner_context.iter().cloned());
         all.extend(v.milestone_literals());
-        let bytes = |v: &[String]| v.iter().map(String::len).sum::<usize>();
+        let bytes: usize = all.iter().map(String::len).sum();
         assert!(
-            bytes(&scanner.pats) * 2 < bytes(&all),
+            scanner.pats.iter().map(|p| p.len()).sum::<usize>() * 2 < bytes,
             "pruning should leave out most of the automaton's bytes"
         );
         let full = AhoCorasick::new(&all).expect("builds");

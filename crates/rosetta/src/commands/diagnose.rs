@@ -68,10 +68,10 @@ pub fn run(args: DiagnoseArgs) -> Outcome {
     // time; rules or vocabulary from `--kb` folders add literals, so then it waits for them.
     let early_scanner = args.kb.is_empty().then(|| {
         std::thread::spawn(|| {
-            rosetta_log::Scanner::new(
-                rosetta_log::Vocabulary::embedded(),
-                &KnowledgeBase::embedded_literals(),
-            )
+            let scanner = KnowledgeBase::embedded_scanner();
+            // The vocabulary the facts need, read while the rules load.
+            let _ = rosetta_log::Vocabulary::embedded();
+            scanner
         })
     });
     let mut kb = KnowledgeBase::embedded().context("the built-in knowledge base is broken")?;
