@@ -126,13 +126,7 @@ fn main() {
 /// The scanner's word lists for the built-in vocabulary and rules (`scan_words`), worked
 /// out here once instead of at every start: `SCAN_PATS`, `SCAN_KINDS`, `SCAN_ERROR_WORDS`.
 fn scanner_code(manifest: &std::path::Path, mut rule_words: Vec<String>) -> String {
-    let vocab = manifest.join("../../kb/vocab");
-    println!("cargo:rerun-if-changed={}", vocab.display());
-    let mut files = Vec::new();
-    build_vocab::walk(&vocab, &mut files);
-    for f in &files {
-        println!("cargo:rerun-if-changed={}", f.display());
-    }
+    let files = build_vocab::watched_files(&manifest.join("../../kb/vocab"));
     let v = build_vocab::vocab_words(&build_vocab::parse(&files));
     // As `KnowledgeBase::embedded_literals` gives them.
     rule_words.sort();

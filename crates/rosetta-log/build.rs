@@ -19,12 +19,7 @@ fn main() {
     let manifest =
         PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let vocab = manifest.join("../../kb/vocab");
-    println!("cargo:rerun-if-changed={}", vocab.display());
-    let mut files = Vec::new();
-    build_vocab::walk(&vocab, &mut files);
-    for f in &files {
-        println!("cargo:rerun-if-changed={}", f.display());
-    }
+    let files = build_vocab::watched_files(&vocab);
     let docs = build_vocab::parse(&files);
     std::fs::write(
         PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"))

@@ -21,6 +21,18 @@ pub fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The vocabulary files under `dir`, in load order, each watched by cargo (the build
+/// script runs again when one changes or one is added).
+pub fn watched_files(dir: &Path) -> Vec<PathBuf> {
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let mut files = Vec::new();
+    walk(dir, &mut files);
+    for f in &files {
+        println!("cargo:rerun-if-changed={}", f.display());
+    }
+    files
+}
+
 /// The files, parsed; a file that does not parse stops the build, naming it.
 pub fn parse(files: &[PathBuf]) -> Vec<toml::Table> {
     files

@@ -11,7 +11,7 @@
 //! (`events` does).
 
 use crate::prefix::{self, Prefix};
-use crate::scan_words::{scan_words, WordSources, KIND_CONTEXT, KIND_ERROR};
+use crate::scan_words::{scan_words, ScanWords, WordSources, KIND_CONTEXT, KIND_ERROR};
 use crate::vocab::Vocabulary;
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use std::borrow::Cow;
@@ -212,13 +212,10 @@ pub struct Scanner {
     /// once `DFA_AFTER` bytes have been scanned, with the error words' DFA beside it;
     /// shared by `fresh` copies.
     dfa: Arc<OnceLock<(AhoCorasick, AhoCorasick)>>,
-    pats: &'static [&'static str],
+    words: Words,
     scanned: AtomicU64,
     /// The words that make a kept line an error line, as a contiguous NFA.
     errors: AhoCorasick,
-    error_words: &'static [&'static str],
-    /// Per word of `pats`, what a hit means (`scan_words::KIND_*`, else a serving word).
-    kinds: &'static [u32],
     retained: AtomicUsize,
 }
 
@@ -245,6 +242,52 @@ impl std::hash::Hasher for PackedHasher {
     }
 }
 
+/// The scanner's word lists (`scan_words`): the built-in ones, worked out at build time, or
+/// lists worked out at start-up (with `--kb` folders).
+#[derive(Clone)]
+enum Words {
+    Built {
+        pats: &'static [&'static str],
+        kinds: &'static [u32],
+        errors: &'static [&'static str],
+    },
+    Worked(Arc<ScanWords>),
+}
+
+impl Words {
+    /// What a hit on word `i` means (`scan_words::KIND_*`, else a serving word).
+    fn kind(&self, i: usize) -> HitKind {
+        HitKind::of(match self {
+            Words::Built { kinds, .. } => kinds[i],
+            Words::Worked(w) => w.kinds[i],
+        })
+    }
+
+    /// The automatons of the given kind: all words (leftmost-first), the error words (any
+    /// match: they are only asked whether a line holds one).
+    fn automata(&self, kind: aho_corasick::AhoCorasickKind) -> (AhoCorasick, AhoCorasick) {
+        let errors = |words: &[&str]| {
+            let mut b = AhoCorasickBuilder::new();
+            if kind == aho_corasick::AhoCorasickKind::DFA {
+                b.match_kind(MatchKind::LeftmostFirst);
+            }
+            b.kind(Some(kind))
+                .build(words)
+                .unwrap_or_else(|_| AhoCorasick::new(["rror"]).expect("static pattern builds"))
+        };
+        match self {
+            Words::Built {
+                pats, errors: e, ..
+            } => (automaton(pats, kind), errors(e)),
+            Words::Worked(w) => {
+                let pats: Vec<&str> = w.pats.iter().map(String::as_str).collect();
+                let errs: Vec<&str> = w.error_words.iter().map(String::as_str).collect();
+                (automaton(&pats, kind), errors(&errs))
+            }
+        }
+    }
+}
+
 /// The scanner's literal automaton, leftmost-first, of the given kind.
 fn automaton(pats: &[&str], kind: aho_corasick::AhoCorasickKind) -> AhoCorasick {
     AhoCorasickBuilder::new()
@@ -256,9 +299,9 @@ fn automaton(pats: &[&str], kind: aho_corasick::AhoCorasickKind) -> AhoCorasick 
 
 impl Scanner {
     /// Builds the scanner; `extra` literals (from the knowledge base's line
-    /// patterns) make more lines worth keeping. Its word lists are worked out here and
-    /// kept for the life of the process; the built-in ones are worked out at build time
-    /// (`Scanner::from_lists`, through `rosetta-kb`).
+    /// patterns) make more lines worth keeping. Its word lists are worked out here; the
+    /// built-in ones are worked out at build time (`Scanner::from_lists`, through
+    /// `rosetta-kb`).
     pub fn new(voc: &Vocabulary, extra: &[String]) -> Scanner {
         let words = scan_words(&WordSources {
             serving: &voc.scanner_serving,
@@ -268,18 +311,7 @@ impl Scanner {
             milestone_words: &voc.milestone_literals(),
             extra,
         });
-        fn leak(words: Vec<String>) -> &'static [&'static str] {
-            let words: Vec<&'static str> = words
-                .into_iter()
-                .map(|w| &*Box::leak(w.into_boxed_str()))
-                .collect();
-            Box::leak(words.into_boxed_slice())
-        }
-        Scanner::from_lists(
-            leak(words.pats),
-            Box::leak(words.kinds.into_boxed_slice()),
-            leak(words.error_words),
-        )
+        Scanner::with_words(Words::Worked(Arc::new(words)))
     }
 
     /// Builds the scanner from word lists worked out beforehand (`scan_words::scan_words`):
@@ -290,19 +322,21 @@ impl Scanner {
         error_words: &'static [&'static str],
     ) -> Scanner {
         debug_assert_eq!(pats.len(), kinds.len());
-        let ac = automaton(pats, aho_corasick::AhoCorasickKind::ContiguousNFA);
-        let errors = AhoCorasickBuilder::new()
-            .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
-            .build(error_words)
-            .unwrap_or_else(|_| AhoCorasick::new(["rror"]).expect("static pattern builds"));
+        Scanner::with_words(Words::Built {
+            pats,
+            kinds,
+            errors: error_words,
+        })
+    }
+
+    fn with_words(words: Words) -> Scanner {
+        let (ac, errors) = words.automata(aho_corasick::AhoCorasickKind::ContiguousNFA);
         Scanner {
             ac,
             dfa: Arc::new(OnceLock::new()),
-            pats,
+            words,
             scanned: AtomicU64::new(0),
             errors,
-            error_words,
-            kinds,
             retained: AtomicUsize::new(0),
         }
     }
@@ -314,12 +348,9 @@ impl Scanner {
         if before + len as u64 <= DFA_AFTER {
             return (&self.ac, &self.errors);
         }
-        let (ac, errors) = self.dfa.get_or_init(|| {
-            (
-                automaton(self.pats, aho_corasick::AhoCorasickKind::DFA),
-                automaton(self.error_words, aho_corasick::AhoCorasickKind::DFA),
-            )
-        });
+        let (ac, errors) = self
+            .dfa
+            .get_or_init(|| self.words.automata(aho_corasick::AhoCorasickKind::DFA));
         (ac, errors)
     }
 
@@ -330,11 +361,9 @@ impl Scanner {
         Scanner {
             ac: self.ac.clone(),
             dfa: Arc::clone(&self.dfa),
-            pats: self.pats,
+            words: self.words.clone(),
             scanned: AtomicU64::new(0),
             errors: self.errors.clone(),
-            error_words: self.error_words,
-            kinds: self.kinds,
             retained: AtomicUsize::new(0),
         }
     }
@@ -536,7 +565,7 @@ impl Scanner {
             let line_end = memchr::memchr(b'\n', &data[hit..]).map_or(data.len(), |i| hit + i);
             line_no += count_newlines(&data[counted_to..line_start]);
             counted_to = line_start;
-            let kind = HitKind::of(self.kinds[m.pattern().as_usize()]);
+            let kind = self.words.kind(m.pattern().as_usize());
             if let HitKind::Serving(k) = kind {
                 p.serving.note(k, line_no + 1);
                 // The line is consumed whole: the next one starts after its newline, so
@@ -1138,7 +1167,11 @@ mod tests {
         all.extend(v.milestone_literals());
         let bytes: usize = all.iter().map(String::len).sum();
         assert!(
-            scanner.pats.iter().map(|p| p.len()).sum::<usize>() * 2 < bytes,
+            match &scanner.words {
+                Words::Worked(w) => w.pats.iter().map(String::len).sum::<usize>(),
+                Words::Built { .. } => unreachable!("Scanner::new works its lists out"),
+            } * 2
+                < bytes,
             "pruning should leave out most of the automaton's bytes"
         );
         let full = AhoCorasick::new(&all).expect("builds");
