@@ -107,10 +107,12 @@ pub enum ShapeId {
     PlatformPath,
     /// A frame of code that runs a compiler build (torch's extension builder running ninja).
     BuildFrames,
+    /// Tensors of a forward pass (rotary tables, caches, indices) a shape error names.
+    ForwardTensors,
 }
 
 impl ShapeId {
-    const ALL: [ShapeId; 17] = [
+    const ALL: [ShapeId; 18] = [
         ShapeId::BenignNcclWarn,
         ShapeId::IgnoredImport,
         ShapeId::PythonWarning,
@@ -128,6 +130,7 @@ impl ShapeId {
         ShapeId::CallSignature,
         ShapeId::PlatformPath,
         ShapeId::BuildFrames,
+        ShapeId::ForwardTensors,
     ];
 }
 

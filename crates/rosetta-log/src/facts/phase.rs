@@ -655,13 +655,28 @@ fn by_class(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Phase, St
         FailureClass::CommError if !voc.shape(ShapeId::LateCollective).is_match(&inc.message) => {
             Some(Phase::CommInit)
         }
-        FailureClass::MissingWeights | FailureClass::ShapeMismatch => Some(Phase::WeightLoad),
+        FailureClass::MissingWeights => Some(Phase::WeightLoad),
+        // A shape error that names a forward pass's tensors (a rotary table, a cache, an
+        // index) is not a load's: the class's usual step yields to it, and the log says no other.
+        FailureClass::ShapeMismatch if !block_matches(voc, f, inc, ShapeId::ForwardTensors) => {
+            Some(Phase::WeightLoad)
+        }
         // With no server milestone before it, a compiler error is a build from source,
         // unless a just-in-time compiler (Triton, Inductor, a JIT extension) ran it.
         FailureClass::BuildError if !jit_build(voc, f, inc) => Some(Phase::Install),
         _ => None,
     };
     by_class.map(|p| (p, format!("{} errors happen there", inc.class)))
+}
+
+/// Whether the failing block (its message, its lines, its frames' code) matches a shape.
+fn block_matches(voc: &Vocabulary, f: &LogFacts, inc: &Incident, id: ShapeId) -> bool {
+    let shape = voc.shape(id);
+    shape.is_match(&inc.message)
+        || inc.frames.iter().filter_map(|fr| fr.code.as_deref()).any(|c| shape.is_match(c))
+        || (inc.line..=inc.end_line.max(inc.key_line))
+            .filter_map(|l| record_at(f, inc.source, l))
+            .any(|r| shape.is_match(r.message()))
 }
 
 pub(super) fn successor(p: Phase) -> Phase {
