@@ -19,12 +19,13 @@ pub use error::Error;
 
 use rosetta_env::model_config::{self, ModelConfig};
 use rosetta_env::EnvReport;
-use rosetta_kb::config_lint::{self, parse_gpu};
+use rosetta_kb::config_lint::{self, parse_gpu, Gpu};
 use rosetta_kb::{Context, KnowledgeBase, Machine};
-use rosetta_launch::{Engines, LaunchCommand};
+use rosetta_launch::{EngineSpec, Engines, LaunchCommand};
 use rosetta_log::extract::Located;
 use rosetta_log::LogFacts;
-use rosetta_report::{PreflightFacts, PreflightReport};
+use rosetta_report::{MemoryPlan, PreflightFacts, PreflightFinding, PreflightReport};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// What the launch will run on, as the user described it (flags override the env report).
@@ -65,29 +66,106 @@ pub fn run(
 ) -> Result<PreflightReport, Error> {
     let cmd = rosetta_launch::parse_words(&inputs.command, engines)?;
     let Some(spec) = cmd.spec(engines) else {
-        let known: Vec<String> = engines
-            .all()
-            .iter()
-            .flat_map(|s| {
-                s.launchers
-                    .iter()
-                    .map(|l| match (&l.module, &l.program, &l.subcommand) {
-                        (Some(m), _, _) => format!("python -m {m}"),
-                        (_, Some(p), Some(sub)) => format!("{p} {sub}"),
-                        (_, Some(p), None) => p.clone(),
-                        _ => String::new(),
-                    })
-            })
-            .collect();
-        return Err(Error::UnknownEngine {
-            command: cmd.program.join(" "),
-            known: known.join(", "),
-        });
+        return Err(unknown_engine(&cmd, engines));
     };
     let mut notes: Vec<String> = Vec::new();
     let t = &inputs.target;
+    let m = resolve_target(t, spec)?;
+    let config = read_model(inputs, &cmd, &mut notes)?;
 
-    // The GPU: flags first, then the env report.
+    let context_length = cmd.context_length(engines);
+    let mut found = Vec::new();
+
+    // 1. The command itself.
+    findings::from_parse(&cmd, spec, m.engine_version.as_deref(), &mut found);
+
+    // 2. The model, by the config checker `rosetta config` uses.
+    if let Some(cfg) = &config {
+        notes.extend(lint_model(cfg, &cmd, spec, &m, context_length, &mut found));
+    }
+    if m.transformers.is_none() {
+        notes.push("no transformers version (--transformers, or an env with it installed): model type and RoPE not checked against it".into());
+    }
+    if m.gpu.is_none() {
+        notes.push(
+            "no GPU (--gpu, --env, or one on this machine): arch and format checks skipped".into(),
+        );
+    }
+
+    // 3. Memory.
+    let plan = match &config {
+        Some(cfg) => plan_memory(cfg, &cmd, spec, engines, m.gpu_mib, &mut found)?,
+        None => None,
+    };
+    // 4. The kernels behind the backends the command picks.
+    if let Some(g) = &m.gpu {
+        backends::check(&cmd, spec, &g.arch, t.env.as_ref(), &mut found);
+    }
+    if m.gpu_mib.is_none() {
+        notes.push(
+            "no GPU memory (--gpu-memory, or an env that shows it): the memory budget not checked"
+                .into(),
+        );
+    }
+    check_gpu_count(&cmd, spec, m.gpus, &mut found);
+
+    // 5. The knowledge base's rules, before launch.
+    let args = cmd.args_with_defaults(engines);
+    let log = rule_facts(&cmd, &args, spec, &m, config.as_ref(), context_length);
+    let machine = target_machine(t, &m);
+    let ctx = Context::preflight(&log, Some(&machine));
+    findings::from_rules(kb, &ctx, spec, &mut found);
+
+    let findings = findings::finish(
+        found,
+        config.as_ref(),
+        m.transformers.as_deref(),
+        &mut notes,
+    );
+    let facts = preflight_facts(&cmd, &args, spec, config.as_ref(), context_length, t, m);
+    Ok(PreflightReport {
+        rosetta: format!("rosetta {}", env!("CARGO_PKG_VERSION")),
+        findings,
+        memory: plan,
+        facts,
+        notes,
+    })
+}
+
+/// The machine the checks plan for, from the flags first, then the env report.
+struct Resolved {
+    gpu: Option<Gpu>,
+    gpu_name: Option<String>,
+    gpu_mib: Option<u64>,
+    gpus: Option<u64>,
+    transformers: Option<String>,
+    engine_version: Option<String>,
+}
+
+/// The error for a command no engine of `engines` launches, listing the launchers known.
+fn unknown_engine(cmd: &LaunchCommand, engines: &Engines) -> Error {
+    let known: Vec<String> = engines
+        .all()
+        .iter()
+        .flat_map(|s| {
+            s.launchers
+                .iter()
+                .map(|l| match (&l.module, &l.program, &l.subcommand) {
+                    (Some(m), _, _) => format!("python -m {m}"),
+                    (_, Some(p), Some(sub)) => format!("{p} {sub}"),
+                    (_, Some(p), None) => p.clone(),
+                    _ => String::new(),
+                })
+        })
+        .collect();
+    Error::UnknownEngine {
+        command: cmd.program.join(" "),
+        known: known.join(", "),
+    }
+}
+
+/// Resolves the target's GPU, its memory and count, and the versions; a bad flag is an error.
+fn resolve_target(t: &Target, spec: &EngineSpec) -> Result<Resolved, Error> {
     let gpu = match &t.gpu {
         Some(g) => Some(parse_gpu(g).ok_or_else(|| Error::Target {
             flag: "gpu",
@@ -134,12 +212,24 @@ pub fn run(
                 .map(|p| p.version.clone())
         })
     };
-    let transformers = t.transformers.clone().or_else(|| package("transformers"));
-    let engine_version = t.engine_version.clone().or_else(|| package(&spec.id));
+    Ok(Resolved {
+        gpu,
+        gpu_name,
+        gpu_mib,
+        gpus,
+        transformers: t.transformers.clone().or_else(|| package("transformers")),
+        engine_version: t.engine_version.clone().or_else(|| package(&spec.id)),
+    })
+}
 
-    // The model: --model, else the command's model path when it is on disk or in the HF cache.
+/// Reads the model's config: --model, else the command's model path when it is on disk or in the HF cache.
+fn read_model(
+    inputs: &Inputs,
+    cmd: &LaunchCommand,
+    notes: &mut Vec<String>,
+) -> Result<Option<ModelConfig>, Error> {
     let env_var = |k: &str| std::env::var(k).ok();
-    let config: Option<ModelConfig> = match (&inputs.model, &cmd.model) {
+    Ok(match (&inputs.model, &cmd.model) {
         (Some(p), _) => Some(model_config::read(p, &env_var)?),
         (None, Some(m)) => match model_config::read(std::path::Path::new(m), &env_var) {
             Ok(c) => Some(c),
@@ -155,150 +245,136 @@ pub fn run(
             notes.push("the command names no model: model checks skipped".into());
             None
         }
-    };
+    })
+}
 
-    let context_length = cmd.context_length(engines);
-    let mut report_findings = Vec::new();
+/// Judges the model's config against the target; returns the checker's notes.
+fn lint_model(
+    cfg: &ModelConfig,
+    cmd: &LaunchCommand,
+    spec: &EngineSpec,
+    m: &Resolved,
+    context_length: Option<u64>,
+    out: &mut Vec<PreflightFinding>,
+) -> Vec<String> {
+    let lint = config_lint::lint(
+        cfg,
+        &config_lint::Target {
+            transformers: m.transformers.clone(),
+            context_length,
+            gpu: m.gpu.clone(),
+        },
+    );
+    findings::from_config_lint(&lint, cfg, cmd, spec, m.transformers.as_deref(), out);
+    lint.notes
+}
 
-    // 1. The command itself.
-    findings::from_parse(&cmd, spec, engine_version.as_deref(), &mut report_findings);
+/// The memory plan for the model in the config's folder.
+fn plan_memory(
+    cfg: &ModelConfig,
+    cmd: &LaunchCommand,
+    spec: &EngineSpec,
+    engines: &Engines,
+    gpu_mib: Option<u64>,
+    out: &mut Vec<PreflightFinding>,
+) -> Result<Option<MemoryPlan>, Error> {
+    let model_dir = cfg.path.parent().map(PathBuf::from);
+    memory::plan(cfg, model_dir.as_deref(), cmd, spec, engines, gpu_mib, out)
+}
 
-    // 2. The model, by the config checker `rosetta config` uses.
-    if let Some(cfg) = &config {
-        let lint = config_lint::lint(
-            cfg,
-            &config_lint::Target {
-                transformers: transformers.clone(),
-                context_length,
-                gpu: gpu.clone(),
-            },
-        );
-        findings::from_config_lint(
-            &lint,
-            cfg,
-            &cmd,
-            spec,
-            transformers.as_deref(),
-            &mut report_findings,
-        );
-        notes.extend(lint.notes);
-    }
-    if transformers.is_none() {
-        notes.push("no transformers version (--transformers, or an env with it installed): model type and RoPE not checked against it".into());
-    }
-    if gpu.is_none() {
-        notes.push(
-            "no GPU (--gpu, --env, or one on this machine): arch and format checks skipped".into(),
-        );
-    }
-
-    // 3. Memory.
-    let model_dir = config
-        .as_ref()
-        .and_then(|c| c.path.parent().map(PathBuf::from));
-    let plan = match &config {
-        Some(cfg) => memory::plan(
-            cfg,
-            model_dir.as_deref(),
-            &cmd,
-            spec,
-            engines,
-            gpu_mib,
-            &mut report_findings,
-        )?,
-        None => None,
-    };
-    // 4. The kernels behind the backends the command picks.
-    if let Some(g) = &gpu {
-        backends::check(&cmd, spec, &g.arch, t.env.as_ref(), &mut report_findings);
-    }
-    if gpu_mib.is_none() {
-        notes.push(
-            "no GPU memory (--gpu-memory, or an env that shows it): the memory budget not checked"
-                .into(),
-        );
-    }
-    if let (Some(n), true) = (
+/// A blocker when the command needs more GPUs (tp x pp x dp) than the machine has.
+fn check_gpu_count(
+    cmd: &LaunchCommand,
+    spec: &EngineSpec,
+    gpus: Option<u64>,
+    out: &mut Vec<PreflightFinding>,
+) {
+    let (Some(n), true) = (
         gpus,
         cmd.gpus_per_replica() * cmd.dp_size().unwrap_or(1) > 0,
-    ) {
-        let need = cmd.gpus_per_replica() * cmd.dp_size().unwrap_or(1).max(1);
-        if need > n {
-            report_findings.push(rosetta_report::PreflightFinding {
-                cause: rosetta_schema::Cause::BadLaunchArgs,
-                severity: rosetta_report::Severity::Blocker,
-                rule: "launch:more-ranks-than-gpus".into(),
-                message: format!(
-                    "the command needs {need} GPUs (tp x pp x dp) but the machine has {n}"
-                ),
-                evidence: vec![
-                    format!("tp_size={}", cmd.tp_size().unwrap_or(1)),
-                    format!("{n} GPUs"),
-                ],
-                fix: Some(format!("{} {n}", spec.spelling("tp_size"))),
-                crash: Some("startup: not enough devices".into()),
-                why: None,
-                references: vec![],
-            });
-        }
-    }
-
-    // 5. The knowledge base's rules, before launch.
-    let mut log = LogFacts::default();
-    let loc = |v: String| Located {
-        value: v,
-        source: 0,
-        line: 0,
+    ) else {
+        return;
     };
-    let args = cmd.args_with_defaults(engines);
-    for (k, v) in &args {
-        log.extracted.args.insert(k.clone(), loc(v.clone()));
+    let need = cmd.gpus_per_replica() * cmd.dp_size().unwrap_or(1).max(1);
+    if need > n {
+        out.push(PreflightFinding {
+            cause: rosetta_schema::Cause::BadLaunchArgs,
+            severity: rosetta_report::Severity::Blocker,
+            rule: "launch:more-ranks-than-gpus".into(),
+            message: format!(
+                "the command needs {need} GPUs (tp x pp x dp) but the machine has {n}"
+            ),
+            evidence: vec![
+                format!("tp_size={}", cmd.tp_size().unwrap_or(1)),
+                format!("{n} GPUs"),
+            ],
+            fix: Some(format!("{} {n}", spec.spelling("tp_size"))),
+            crash: Some("startup: not enough devices".into()),
+            why: None,
+            references: vec![],
+        });
     }
-    log.extracted.framework = Some(spec.id.clone());
-    if let Some(v) = &transformers {
-        log.extracted
-            .versions
-            .insert("transformers".into(), loc(v.clone()));
+}
+
+/// The facts the knowledge base's rules read, as a log would have given them.
+fn rule_facts(
+    cmd: &LaunchCommand,
+    args: &BTreeMap<String, String>,
+    spec: &EngineSpec,
+    m: &Resolved,
+    config: Option<&ModelConfig>,
+    context_length: Option<u64>,
+) -> LogFacts {
+    let mut log = LogFacts::default();
+    let x = &mut log.extracted;
+    for (k, v) in args {
+        x.args.insert(k.clone(), loc(v.clone()));
     }
-    if let Some(v) = &engine_version {
-        log.extracted
-            .versions
-            .insert(spec.id.clone(), loc(v.clone()));
+    x.framework = Some(spec.id.clone());
+    if let Some(v) = &m.transformers {
+        x.versions.insert("transformers".into(), loc(v.clone()));
     }
-    if let Some(g) = &gpu {
-        match gpu_name
+    if let Some(v) = &m.engine_version {
+        x.versions.insert(spec.id.clone(), loc(v.clone()));
+    }
+    if let Some(g) = &m.gpu {
+        match m
+            .gpu_name
             .as_deref()
             .filter(|n| rosetta_kb::tables::GpuTable::embedded().lookup(n).is_some())
         {
-            Some(n) => log.extracted.gpus.push(loc(n.to_string())),
+            Some(n) => x.gpus.push(loc(n.to_string())),
             None => {
                 if let Some((a, b)) = g.cc {
-                    log.extracted
-                        .compute_capabilities
-                        .push(loc(format!("{a}.{b}")));
+                    x.compute_capabilities.push(loc(format!("{a}.{b}")));
                 }
             }
         }
     }
-    if let Some(cfg) = &config {
+    if let Some(cfg) = config {
         if let Some(mt) = &cfg.model_type {
-            log.extracted.model_types.push(loc(mt.clone()));
+            x.model_types.push(loc(mt.clone()));
         }
         for a in &cfg.architectures {
-            log.extracted.architectures.push(loc(a.clone()));
+            x.architectures.push(loc(a.clone()));
         }
-        log.extracted.positions.limit = cfg.text.max_position_embeddings.map(loc_u64);
+        x.positions.limit = cfg.text.max_position_embeddings.map(loc);
     }
-    log.extracted.positions.configured = context_length.map(loc_u64);
-    log.extracted.model = cmd.model.clone().map(loc);
+    x.positions.configured = context_length.map(loc);
+    x.model = cmd.model.clone().map(loc);
+    log
+}
+
+/// The machine the rules see: the env report's, with the flags' GPU and memory over it.
+fn target_machine(t: &Target, m: &Resolved) -> Machine {
     let mut machine = t.env.as_ref().map(Machine::from_env).unwrap_or_default();
     if t.gpu_memory_gib.is_some() || machine.gpu_memory_mib.is_none() {
-        machine.gpu_memory_mib = gpu_mib;
+        machine.gpu_memory_mib = m.gpu_mib;
     }
-    if let (Some(g), true) = (&gpu, t.gpu.is_some()) {
+    if let (Some(g), true) = (&m.gpu, t.gpu.is_some()) {
         // A GPU named by flag replaces the machine's: the target is what is planned.
         machine.gpus = vec![(
-            gpu_name.clone().unwrap_or_else(|| g.arch.clone()),
+            m.gpu_name.clone().unwrap_or_else(|| g.arch.clone()),
             g.arch.clone(),
         )];
         if t.env
@@ -308,18 +384,17 @@ pub fn run(
             machine.no_code.clear();
         }
     }
-    let ctx = Context::preflight(&log, Some(&machine));
-    findings::from_rules(kb, &ctx, spec, &mut report_findings);
+    machine
+}
 
-    let findings = findings::finish(
-        report_findings,
-        config.as_ref(),
-        transformers.as_deref(),
-        &mut notes,
-    );
-    let mut defaults_used = std::collections::BTreeMap::new();
-    let typed = cmd.args();
-    for (k, v) in &args {
+/// The engine defaults the checks read that the command did not type.
+fn defaults_used(
+    args: &BTreeMap<String, String>,
+    typed: &BTreeMap<String, String>,
+    spec: &EngineSpec,
+) -> BTreeMap<String, String> {
+    let mut defaults_used = BTreeMap::new();
+    for (k, v) in args {
         if !typed.contains_key(k) {
             defaults_used.insert(k.clone(), v.clone());
         }
@@ -337,55 +412,64 @@ pub fn run(
     defaults_used.retain(|k, _| {
         read_keys.contains(&k.as_str()) || spec.roles.memory_fraction.as_deref() == Some(k)
     });
-    let facts = PreflightFacts {
+    defaults_used
+}
+
+/// The facts section of the report: what the checks read, and where the machine came from.
+fn preflight_facts(
+    cmd: &LaunchCommand,
+    args: &BTreeMap<String, String>,
+    spec: &EngineSpec,
+    config: Option<&ModelConfig>,
+    context_length: Option<u64>,
+    t: &Target,
+    m: Resolved,
+) -> PreflightFacts {
+    let typed = cmd.args();
+    PreflightFacts {
         engine: Some(spec.id.clone()),
         program: cmd.program.join(" "),
         model: cmd.model.clone(),
+        defaults_used: defaults_used(args, &typed, spec),
         args: typed,
-        defaults_used,
         env: cmd.env.clone(),
-        model_type: config.as_ref().and_then(|c| c.model_type.clone()),
-        architectures: config
-            .as_ref()
-            .map(|c| c.architectures.clone())
-            .unwrap_or_default(),
+        model_type: config.and_then(|c| c.model_type.clone()),
+        architectures: config.map(|c| c.architectures.clone()).unwrap_or_default(),
         quantization: config
-            .as_ref()
             .and_then(|c| c.quantization.as_ref())
             .map(|q| q.scheme.id().to_string()),
-        max_position_embeddings: config.as_ref().and_then(|c| c.text.max_position_embeddings),
+        max_position_embeddings: config.and_then(|c| c.text.max_position_embeddings),
         context_length: context_length
-            .or_else(|| config.as_ref().and_then(|c| c.text.max_position_embeddings)),
-        gpu: gpu_name,
-        gpu_arch: gpu.as_ref().map(|g| g.arch.clone()),
-        gpus,
-        gpu_memory_gib: gpu_mib.map(|m| (m as f64 / 1024.0 * 10.0).round() / 10.0),
-        transformers,
-        engine_version,
-        machine_from: match (
-            &t.env_from,
-            t.gpu.is_some() || t.gpu_memory_gib.is_some() || t.transformers.is_some(),
-        ) {
-            (Some(e), true) => format!("{e}, with the flags given over it"),
-            (Some(e), false) => e.clone(),
-            (None, true) => "the flags (--gpu, --gpus, --gpu-memory, --transformers)".into(),
-            (None, false) => {
-                "nowhere: no --env or --gpu given, and this machine could not be probed".into()
-            }
-        },
-    };
-    Ok(PreflightReport {
-        rosetta: format!("rosetta {}", env!("CARGO_PKG_VERSION")),
-        findings,
-        memory: plan,
-        facts,
-        notes,
-    })
+            .or_else(|| config.and_then(|c| c.text.max_position_embeddings)),
+        gpu: m.gpu_name,
+        gpu_arch: m.gpu.as_ref().map(|g| g.arch.clone()),
+        gpus: m.gpus,
+        gpu_memory_gib: m.gpu_mib.map(|m| (m as f64 / 1024.0 * 10.0).round() / 10.0),
+        transformers: m.transformers,
+        engine_version: m.engine_version,
+        machine_from: machine_from(t),
+    }
 }
 
-fn loc_u64(v: u64) -> Located<u64> {
+/// Where the report says the machine's facts came from.
+fn machine_from(t: &Target) -> String {
+    match (
+        &t.env_from,
+        t.gpu.is_some() || t.gpu_memory_gib.is_some() || t.transformers.is_some(),
+    ) {
+        (Some(e), true) => format!("{e}, with the flags given over it"),
+        (Some(e), false) => e.clone(),
+        (None, true) => "the flags (--gpu, --gpus, --gpu-memory, --transformers)".into(),
+        (None, false) => {
+            "nowhere: no --env or --gpu given, and this machine could not be probed".into()
+        }
+    }
+}
+
+/// A fact as if read from a log (no source file, no line).
+fn loc<T>(value: T) -> Located<T> {
     Located {
-        value: v,
+        value,
         source: 0,
         line: 0,
     }
