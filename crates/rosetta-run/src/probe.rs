@@ -94,15 +94,7 @@ pub fn probe(addr: &Address, timeout: Duration, progress: &mut dyn FnMut(Progres
         ..ProbeResult::default()
     };
     let agent = agent(timeout);
-    let model = model_name(&agent, &base);
-    let body = serde_json::json!({
-        "model": model,
-        "messages": [{"role": "user", "content": PROMPT}],
-        "max_tokens": MAX_TOKENS,
-        "temperature": 0,
-        "stream": true,
-    })
-    .to_string();
+    let body = request_body(&model_name(&agent, &base));
     let start = Instant::now();
     progress(Progress::Sent);
     let resp = agent
@@ -134,6 +126,31 @@ pub fn probe(addr: &Address, timeout: Duration, progress: &mut dyn FnMut(Progres
         out.total_ms = Some(start.elapsed().as_millis() as u64);
         return out;
     }
+    let done = read_stream(&mut lines, start, &mut out, progress);
+    out.total_ms = Some(start.elapsed().as_millis() as u64);
+    settle(&mut out, done);
+    out
+}
+
+/// The request: a short chat completion of [`PROMPT`] for `model`, streamed.
+fn request_body(model: &str) -> String {
+    serde_json::json!({
+        "model": model,
+        "messages": [{"role": "user", "content": PROMPT}],
+        "max_tokens": MAX_TOKENS,
+        "temperature": 0,
+        "stream": true,
+    })
+    .to_string()
+}
+
+/// Reads the server-sent events of the answer into `out`; true when the answer finished.
+fn read_stream(
+    lines: &mut impl BufRead,
+    start: Instant,
+    out: &mut ProbeResult,
+    progress: &mut dyn FnMut(Progress),
+) -> bool {
     let mut done = false;
     let mut line = String::new();
     loop {
@@ -167,29 +184,42 @@ pub fn probe(addr: &Address, timeout: Duration, progress: &mut dyn FnMut(Progres
             ));
             break;
         }
-        let choice = &v["choices"][0];
-        let piece = choice["delta"]["content"]
-            .as_str()
-            .or_else(|| choice["text"].as_str())
-            .unwrap_or("");
-        if !piece.is_empty() {
-            if out.tokens == 0 {
-                out.ttft_ms = Some(start.elapsed().as_millis() as u64);
-            }
-            out.tokens += 1;
-            if out.text.len() < 400 {
-                out.text.push_str(piece);
-            }
-            progress(Progress::Tokens(out.tokens));
-        }
-        if choice["finish_reason"]
-            .as_str()
-            .is_some_and(|r| !r.is_empty())
-        {
+        if take_chunk(&v, start, out, progress) {
             done = true;
         }
     }
-    out.total_ms = Some(start.elapsed().as_millis() as u64);
+    done
+}
+
+/// Counts the token piece of one streamed chunk; true when the chunk names a finish reason.
+fn take_chunk(
+    v: &serde_json::Value,
+    start: Instant,
+    out: &mut ProbeResult,
+    progress: &mut dyn FnMut(Progress),
+) -> bool {
+    let choice = &v["choices"][0];
+    let piece = choice["delta"]["content"]
+        .as_str()
+        .or_else(|| choice["text"].as_str())
+        .unwrap_or("");
+    if !piece.is_empty() {
+        if out.tokens == 0 {
+            out.ttft_ms = Some(start.elapsed().as_millis() as u64);
+        }
+        out.tokens += 1;
+        if out.text.len() < 400 {
+            out.text.push_str(piece);
+        }
+        progress(Progress::Tokens(out.tokens));
+    }
+    choice["finish_reason"]
+        .as_str()
+        .is_some_and(|r| !r.is_empty())
+}
+
+/// Ok when the answer finished with tokens and no error; else the error and where the server died.
+fn settle(out: &mut ProbeResult, done: bool) {
     if done && out.error.is_none() && out.tokens > 0 {
         out.ok = true;
     } else {
@@ -206,7 +236,6 @@ pub fn probe(addr: &Address, timeout: Duration, progress: &mut dyn FnMut(Progres
             Phase::Decode
         });
     }
-    out
 }
 
 fn describe(e: &ureq::Error) -> String {
