@@ -36,115 +36,11 @@ pub fn from_parse(
     engine_version: Option<&str>,
     out: &mut Vec<PreflightFinding>,
 ) {
-    let table = match (&spec.flags_version, engine_version) {
-        (Some(t), Some(v)) if t != v => {
-            format!("{} {t}'s flag table (the command is for {v})", spec.id)
-        }
-        (Some(t), _) => format!("{} {t}'s flag table", spec.id),
-        (None, _) => format!("rosetta's partial flag table for {}", spec.id),
-    };
+    let table = flag_table(spec, engine_version);
     for n in &cmd.notes {
-        let f = match n {
-            ParseNote::UnknownFlag { spelled } => {
-                let mut f = finding(
-                    Cause::BadLaunchArgs,
-                    Severity::Risk,
-                    "launch:unknown-flag",
-                    format!("`{spelled}` is not a flag of {}: the server would exit with `unrecognized arguments`", spec.id),
-                );
-                f.evidence.push(format!("{spelled}: not in {table}"));
-                f.crash = Some("config-error in startup".into());
-                f.fix = Some(format!(
-                    "remove {spelled}, or check its spelling against `--help` of the installed {}",
-                    spec.id
-                ));
-                f
-            }
-            ParseNote::UnlistedFlag { spelled } => {
-                let mut f = finding(
-                    Cause::BadLaunchArgs,
-                    Severity::Info,
-                    "launch:unlisted-flag",
-                    format!("`{spelled}` is not in {table}: not checked"),
-                );
-                f.evidence.push(spelled.clone());
-                f
-            }
-            ParseNote::BadChoice {
-                key,
-                value,
-                choices,
-            } => {
-                let mut f = finding(
-                    Cause::BadLaunchArgs,
-                    Severity::Risk,
-                    "launch:bad-choice",
-                    format!(
-                        "{} {value} is not one of the values {} accepts",
-                        spec.spelling(key),
-                        spec.id
-                    ),
-                );
-                f.evidence.push(format!(
-                    "{key}={value}; {table} allows {}",
-                    choices.join(", ")
-                ));
-                f.crash = Some("config-error in startup (invalid choice)".into());
-                f
-            }
-            ParseNote::BadType {
-                key,
-                value,
-                expected,
-            } => {
-                let mut f = finding(
-                    Cause::BadLaunchArgs,
-                    Severity::Blocker,
-                    "launch:bad-type",
-                    format!("{} takes an {expected}, not `{value}`", spec.spelling(key)),
-                );
-                f.evidence.push(format!("{key}={value}"));
-                f.crash = Some("config-error in startup (invalid value)".into());
-                f
-            }
-            ParseNote::MissingValue { spelled } => {
-                let mut f = finding(
-                    Cause::BadLaunchArgs,
-                    Severity::Blocker,
-                    "launch:missing-value",
-                    format!("{spelled} needs a value and has none"),
-                );
-                f.evidence.push(spelled.clone());
-                f.crash = Some("config-error in startup (expected one argument)".into());
-                f
-            }
-            ParseNote::Repeated { key } => {
-                let mut f = finding(
-                    Cause::BadLaunchArgs,
-                    Severity::Info,
-                    "launch:repeated-flag",
-                    format!(
-                        "{} is given more than once; the last one wins",
-                        spec.spelling(key)
-                    ),
-                );
-                f.evidence
-                    .push(format!("{key}={}", cmd.get(key).unwrap_or_default()));
-                f
-            }
-            ParseNote::Deprecated { spelled } => {
-                let mut f = finding(
-                    Cause::BadLaunchArgs,
-                    Severity::Info,
-                    "launch:deprecated-flag",
-                    format!("{spelled} is deprecated in {table}"),
-                );
-                f.evidence.push(spelled.clone());
-                f
-            }
-            ParseNote::IgnoredShell { .. } => continue,
-        };
-        out.push(f);
+        if let Some(f) = from_note(n, cmd, spec, &table) {
+            out.push(f);
+        }
     }
     for p in &cmd.positional {
         let mut f = finding(
@@ -160,6 +56,144 @@ pub fn from_parse(
         f.crash = Some("config-error in startup (unrecognized arguments)".into());
         out.push(f);
     }
+}
+
+/// Names the flag table the command was checked against (and the version it is for).
+fn flag_table(spec: &EngineSpec, engine_version: Option<&str>) -> String {
+    match (&spec.flags_version, engine_version) {
+        (Some(t), Some(v)) if t != v => {
+            format!("{} {t}'s flag table (the command is for {v})", spec.id)
+        }
+        (Some(t), _) => format!("{} {t}'s flag table", spec.id),
+        (None, _) => format!("rosetta's partial flag table for {}", spec.id),
+    }
+}
+
+/// The finding for one parse note; none for a note that is no finding (shell words ignored).
+fn from_note(
+    n: &ParseNote,
+    cmd: &LaunchCommand,
+    spec: &EngineSpec,
+    table: &str,
+) -> Option<PreflightFinding> {
+    Some(match n {
+        ParseNote::UnknownFlag { spelled } => unknown_flag(spelled, spec, table),
+        ParseNote::UnlistedFlag { spelled } => {
+            let mut f = finding(
+                Cause::BadLaunchArgs,
+                Severity::Info,
+                "launch:unlisted-flag",
+                format!("`{spelled}` is not in {table}: not checked"),
+            );
+            f.evidence.push(spelled.clone());
+            f
+        }
+        ParseNote::BadChoice {
+            key,
+            value,
+            choices,
+        } => bad_choice(key, value, choices, spec, table),
+        ParseNote::BadType {
+            key,
+            value,
+            expected,
+        } => {
+            let mut f = finding(
+                Cause::BadLaunchArgs,
+                Severity::Blocker,
+                "launch:bad-type",
+                format!("{} takes an {expected}, not `{value}`", spec.spelling(key)),
+            );
+            f.evidence.push(format!("{key}={value}"));
+            f.crash = Some("config-error in startup (invalid value)".into());
+            f
+        }
+        ParseNote::MissingValue { spelled } => {
+            let mut f = finding(
+                Cause::BadLaunchArgs,
+                Severity::Blocker,
+                "launch:missing-value",
+                format!("{spelled} needs a value and has none"),
+            );
+            f.evidence.push(spelled.clone());
+            f.crash = Some("config-error in startup (expected one argument)".into());
+            f
+        }
+        ParseNote::Repeated { key } => repeated_flag(key, cmd, spec),
+        ParseNote::Deprecated { spelled } => {
+            let mut f = finding(
+                Cause::BadLaunchArgs,
+                Severity::Info,
+                "launch:deprecated-flag",
+                format!("{spelled} is deprecated in {table}"),
+            );
+            f.evidence.push(spelled.clone());
+            f
+        }
+        ParseNote::IgnoredShell { .. } => return None,
+    })
+}
+
+/// A flag the engine's table does not have: the server would exit at startup.
+fn unknown_flag(spelled: &str, spec: &EngineSpec, table: &str) -> PreflightFinding {
+    let mut f = finding(
+        Cause::BadLaunchArgs,
+        Severity::Risk,
+        "launch:unknown-flag",
+        format!(
+            "`{spelled}` is not a flag of {}: the server would exit with `unrecognized arguments`",
+            spec.id
+        ),
+    );
+    f.evidence.push(format!("{spelled}: not in {table}"));
+    f.crash = Some("config-error in startup".into());
+    f.fix = Some(format!(
+        "remove {spelled}, or check its spelling against `--help` of the installed {}",
+        spec.id
+    ));
+    f
+}
+
+/// A value outside the flag's choices.
+fn bad_choice(
+    key: &str,
+    value: &str,
+    choices: &[String],
+    spec: &EngineSpec,
+    table: &str,
+) -> PreflightFinding {
+    let mut f = finding(
+        Cause::BadLaunchArgs,
+        Severity::Risk,
+        "launch:bad-choice",
+        format!(
+            "{} {value} is not one of the values {} accepts",
+            spec.spelling(key),
+            spec.id
+        ),
+    );
+    f.evidence.push(format!(
+        "{key}={value}; {table} allows {}",
+        choices.join(", ")
+    ));
+    f.crash = Some("config-error in startup (invalid choice)".into());
+    f
+}
+
+/// A flag given more than once: the last one wins.
+fn repeated_flag(key: &str, cmd: &LaunchCommand, spec: &EngineSpec) -> PreflightFinding {
+    let mut f = finding(
+        Cause::BadLaunchArgs,
+        Severity::Info,
+        "launch:repeated-flag",
+        format!(
+            "{} is given more than once; the last one wins",
+            spec.spelling(key)
+        ),
+    );
+    f.evidence
+        .push(format!("{key}={}", cmd.get(key).unwrap_or_default()));
+    f
 }
 
 /// The config checker's findings, with a fix spelled for this engine.
