@@ -169,7 +169,39 @@ pub fn estimate(cfg: &ModelConfig) -> Option<Estimate> {
     let inter = num(raw, &["intermediate_size", "ffn_hidden_size", "n_inner"]).unwrap_or(4 * h);
     let mut notes = Vec::new();
 
-    let attn = match num(raw, &["kv_lora_rank"]) {
+    let attn = attention_params(raw, h, heads, kv_heads, head_dim, &mut notes);
+    let (dense_layers, moe_layers, per_moe_layer) = mlp_layers(raw, h, layers, inter, &mut notes);
+    let dense_mlp = 3 * h * inter;
+    let tied = raw
+        .get("tie_word_embeddings")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let embed = vocab * h * if tied { 1 } else { 2 };
+    let mlp_params = dense_layers * dense_mlp + moe_layers * per_moe_layer;
+    let other = layers * attn + embed + layers * 2 * h;
+    let params = mlp_params + other;
+    let (bpp, what) = bytes_per_parameter(cfg);
+    notes.push(format!(
+        "MLP/expert weights at {what}; attention and embeddings at 16-bit"
+    ));
+    let bytes = (mlp_params as f64 * bpp) as u64 + other * 2;
+    Some(Estimate {
+        parameters: params,
+        bytes,
+        notes,
+    })
+}
+
+/// Attention parameters of one layer: MLA (`kv_lora_rank`, noted) or MHA/GQA.
+fn attention_params(
+    raw: &Value,
+    h: u64,
+    heads: u64,
+    kv_heads: u64,
+    head_dim: u64,
+    notes: &mut Vec<String>,
+) -> u64 {
+    match num(raw, &["kv_lora_rank"]) {
         Some(kv_lora) => {
             let rope = num(raw, &["qk_rope_head_dim"]).unwrap_or(64);
             let nope = num(raw, &["qk_nope_head_dim"]).unwrap_or(128);
@@ -182,7 +214,17 @@ pub fn estimate(cfg: &ModelConfig) -> Option<Estimate> {
             q + h * (kv_lora + rope) + kv_lora * heads * (nope + v) + heads * v * h
         }
         None => h * heads * head_dim + 2 * h * kv_heads * head_dim + heads * head_dim * h,
-    };
+    }
+}
+
+/// The dense layers, the MoE layers and the parameters of one MoE layer (noted); no MoE is all dense.
+fn mlp_layers(
+    raw: &Value,
+    h: u64,
+    layers: u64,
+    inter: u64,
+    notes: &mut Vec<String>,
+) -> (u64, u64, u64) {
     let experts = num(
         raw,
         &[
@@ -192,7 +234,7 @@ pub fn estimate(cfg: &ModelConfig) -> Option<Estimate> {
             "moe_num_experts",
         ],
     );
-    let (dense_layers, moe_layers, per_moe_layer) = match experts.filter(|&e| e > 1) {
+    match experts.filter(|&e| e > 1) {
         Some(e) => {
             let moe_inter =
                 num(raw, &["moe_intermediate_size", "expert_intermediate_size"]).unwrap_or(inter);
@@ -211,17 +253,12 @@ pub fn estimate(cfg: &ModelConfig) -> Option<Estimate> {
             (first_dense, moe, routed + shared_p + h * e)
         }
         None => (layers, 0, 0),
-    };
-    let dense_mlp = 3 * h * inter;
-    let tied = raw
-        .get("tie_word_embeddings")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    let embed = vocab * h * if tied { 1 } else { 2 };
-    let mlp_params = dense_layers * dense_mlp + moe_layers * per_moe_layer;
-    let other = layers * attn + embed + layers * 2 * h;
-    let params = mlp_params + other;
-    let (bpp, what) = match cfg.quantization.as_ref().map(|q| &q.scheme) {
+    }
+}
+
+/// Bytes per parameter of the MLP and expert weights, from the quantization or the dtype, and its name.
+fn bytes_per_parameter(cfg: &ModelConfig) -> (f64, &'static str) {
+    match cfg.quantization.as_ref().map(|q| &q.scheme) {
         Some(QuantScheme::Nvfp4) => (0.5625, "NVFP4 (4-bit + an FP8 scale per 16)"),
         Some(QuantScheme::Mxfp4) => (0.53125, "MXFP4 (4-bit + an E8M0 scale per 32)"),
         Some(QuantScheme::Fp8) => (1.0, "FP8"),
@@ -230,16 +267,7 @@ pub fn estimate(cfg: &ModelConfig) -> Option<Estimate> {
             Some("float32") => (4.0, "float32"),
             _ => (2.0, "16-bit"),
         },
-    };
-    notes.push(format!(
-        "MLP/expert weights at {what}; attention and embeddings at 16-bit"
-    ));
-    let bytes = (mlp_params as f64 * bpp) as u64 + other * 2;
-    Some(Estimate {
-        parameters: params,
-        bytes,
-        notes,
-    })
+    }
 }
 
 #[cfg(test)]
