@@ -770,38 +770,49 @@ impl<'a> Context<'a> {
         &self.named_gpus
     }
 
-    /// Evaluates one rule.
+    /// Evaluates one rule: its gates, then each kind of condition in a fixed order (the
+    /// order its evidence and captured values come in), then the values templates may use.
     pub fn eval<'k>(&self, rule: &'k Rule) -> Option<Firing<'k>> {
+        if !self.admits(rule) {
+            return None;
+        }
+        let mut m = Matched {
+            evidence: Vec::new(),
+            vars: HashMap::new(),
+            scale: 1.0,
+        };
+        self.match_failure(rule, &mut m)?;
+        self.match_gpu_and_model(rule, &mut m)?;
+        self.match_args(rule, &mut m)?;
+        self.match_versions_and_lines(rule, &mut m)?;
+        self.match_facts(rule, &mut m)?;
+        self.match_model_type_since(rule, &mut m)?;
+        self.failure_vars(rule, &mut m.vars);
+        self.extracted_vars(&mut m.vars);
+        Some(Firing {
+            scale: m.scale,
+            rule,
+            evidence: m.evidence,
+            vars: m.vars,
+        })
+    }
+
+    /// Whether the rule is asked here at all: its preflight section before launch, and
+    /// the failure's class, phase and exception and the framework its `when` names.
+    fn admits(&self, rule: &Rule) -> bool {
         let w = &rule.def.when;
         let log = self.log;
         let f = log.failure.as_ref();
-        let mut ev: Vec<Evidence> = Vec::new();
-        let mut vars: HashMap<String, String> = HashMap::new();
-        let mut scale = 1.0;
-        let take = |c: &Captures, re: &LazyRegex, vars: &mut HashMap<String, String>| {
-            for name in re.capture_names().into_iter().flatten() {
-                if let Some(m) = c.name(name) {
-                    vars.entry(name.to_string())
-                        .or_insert_with(|| m.as_str().to_string());
-                }
-            }
-            for i in 1..c.len() {
-                if let Some(m) = c.get(i) {
-                    vars.entry(i.to_string())
-                        .or_insert_with(|| m.as_str().to_string());
-                }
-            }
-        };
         if self.preflight && rule.def.preflight.is_none() {
-            return None;
+            return false;
         }
         // Before launch there is no failure: its conditions are not asked.
         let failure = !self.preflight;
         if failure && !w.class.is_empty() && !f.is_some_and(|f| w.class.contains(&f.class)) {
-            return None;
+            return false;
         }
         if failure && !w.phase.is_empty() && !f.is_some_and(|f| w.phase.contains(&f.phase)) {
-            return None;
+            return false;
         }
         if !w.framework.is_empty()
             && !log
@@ -810,22 +821,26 @@ impl<'a> Context<'a> {
                 .as_ref()
                 .is_some_and(|fw| w.framework.iter().any(|x| x == fw))
         {
-            return None;
+            return false;
         }
         if failure && !w.exception.is_empty() {
             let ex = log.failure_incident().and_then(|i| i.exception.as_ref());
-            if !ex.is_some_and(|e| {
+            return ex.is_some_and(|e| {
                 w.exception
                     .iter()
                     .any(|x| x == e.short_type() || *x == e.type_name)
-            }) {
-                return None;
-            }
+            });
         }
+        true
+    }
+
+    /// The failure's message and traceback frames the rule asks for (not before launch).
+    fn match_failure(&self, rule: &Rule, m: &mut Matched) -> Option<()> {
+        let failure = !self.preflight;
         if let Some(re) = rule.message.as_ref().filter(|_| failure) {
             let c = re.captures(&self.failure_text)?;
-            take(&c, re, &mut vars);
-            ev.extend(self.failure_evidence());
+            take_captures(&c, re, &mut m.vars);
+            m.evidence.extend(self.failure_evidence());
         }
         if let Some(re) = rule.frames.as_ref().filter(|_| failure) {
             let hit = self
@@ -834,38 +849,56 @@ impl<'a> Context<'a> {
                 .rev()
                 .find_map(|t| re.captures(t).map(|c| (t, c)));
             let (t, c) = hit?;
-            take(&c, re, &mut vars);
-            if let Some(inc) = log.failure_incident() {
-                ev.push(self.evidence(inc.source, inc.line, &format!("frame: {}", t.trim())));
+            take_captures(&c, re, &mut m.vars);
+            if let Some(inc) = self.log.failure_incident() {
+                m.evidence.push(self.evidence(
+                    inc.source,
+                    inc.line,
+                    &format!("frame: {}", t.trim()),
+                ));
             }
         }
+        Some(())
+    }
+
+    /// The GPU arch and the model type the rule names; an inferred arch scales it down.
+    fn match_gpu_and_model(&self, rule: &Rule, m: &mut Matched) -> Option<()> {
+        let w = &rule.def.when;
         if !w.gpu_arch.is_empty() {
-            let m = self
+            let g = self
                 .gpu_archs
                 .iter()
                 .find(|g| w.gpu_arch.iter().any(|p| arch_matches(p, &g.arch)))?;
-            vars.insert("gpu_arch".into(), m.arch.clone());
-            ev.push(m.evidence.clone());
-            if m.inferred {
-                scale = INFERRED_ARCH_SCALE;
+            m.vars.insert("gpu_arch".into(), g.arch.clone());
+            m.evidence.push(g.evidence.clone());
+            if g.inferred {
+                m.scale = INFERRED_ARCH_SCALE;
             }
         }
         if !w.model_type.is_empty() {
-            let mt = log
+            let mt = self
+                .log
                 .extracted
                 .model_types
                 .iter()
-                .find(|m| w.model_type.contains(&m.value))?;
-            vars.insert("model_type".into(), mt.value.clone());
-            ev.push(self.evidence(mt.source, mt.line, &format!("model type {}", mt.value)));
+                .find(|x| w.model_type.contains(&x.value))?;
+            m.vars.insert("model_type".into(), mt.value.clone());
+            m.evidence
+                .push(self.evidence(mt.source, mt.line, &format!("model type {}", mt.value)));
         }
+        Some(())
+    }
+
+    /// The launch flags the rule asks for: all of `args`, one of `any_args`, none of `no_args`.
+    fn match_args(&self, rule: &Rule, m: &mut Matched) -> Option<()> {
         for (key, re) in &rule.args {
             let a = self.arg(key)?;
             if !re.is_match(&a.value) {
                 return None;
             }
-            vars.insert(format!("arg:{key}"), a.value.clone());
-            ev.push(self.evidence(a.source, a.line, &format!("{key}={}", a.value)));
+            m.vars.insert(format!("arg:{key}"), a.value.clone());
+            m.evidence
+                .push(self.evidence(a.source, a.line, &format!("{key}={}", a.value)));
         }
         if !rule.any_args.is_empty() {
             let (key, a) = rule.any_args.iter().find_map(|(k, re)| {
@@ -873,11 +906,12 @@ impl<'a> Context<'a> {
                     .filter(|a| re.is_match(&a.value))
                     .map(|a| (k, a))
             })?;
-            vars.insert("flag".into(), key.clone());
-            vars.insert("value".into(), a.value.clone());
-            ev.push(self.evidence(a.source, a.line, &format!("{key}={}", a.value)));
+            m.vars.insert("flag".into(), key.clone());
+            m.vars.insert("value".into(), a.value.clone());
+            m.evidence
+                .push(self.evidence(a.source, a.line, &format!("{key}={}", a.value)));
         }
-        for key in &w.no_args {
+        for key in &rule.def.when.no_args {
             if self.arg(key).is_some_and(|v| {
                 !matches!(
                     v.value.to_ascii_lowercase().as_str(),
@@ -887,33 +921,49 @@ impl<'a> Context<'a> {
                 return None;
             }
         }
+        Some(())
+    }
+
+    /// The package versions and the log lines the rule asks for (lines not before launch),
+    /// and the lines it forbids.
+    fn match_versions_and_lines(&self, rule: &Rule, m: &mut Matched) -> Option<()> {
+        let failure = !self.preflight;
         for (pkg, spec) in &rule.versions {
             let (v, e) = self.versions.get(pkg)?;
             let ver = Version::from_str(v.split('+').next().unwrap_or(v)).ok()?;
             if !spec.contains(&ver) {
                 return None;
             }
-            vars.insert(format!("version:{pkg}"), v.clone());
-            ev.extend(e.clone());
+            m.vars.insert(format!("version:{pkg}"), v.clone());
+            m.evidence.extend(e.clone());
         }
         for re in rule.lines.iter().filter(|_| failure) {
             let (r, c) = self.find_line(re)?;
-            take(&c, re, &mut vars);
-            ev.push(self.evidence(r.source, r.line, r.message()));
+            take_captures(&c, re, &mut m.vars);
+            m.evidence
+                .push(self.evidence(r.source, r.line, r.message()));
         }
         if failure && !rule.any_lines.is_empty() {
             let (r, c, re) = rule
                 .any_lines
                 .iter()
                 .find_map(|re| self.find_line(re).map(|(r, c)| (r, c, re)))?;
-            take(&c, re, &mut vars);
-            ev.push(self.evidence(r.source, r.line, r.message()));
+            take_captures(&c, re, &mut m.vars);
+            m.evidence
+                .push(self.evidence(r.source, r.line, r.message()));
         }
         for re in &rule.not_lines {
             if self.lines.iter().any(|r| re.is_match(r.message())) {
                 return None;
             }
         }
+        Some(())
+    }
+
+    /// The derived facts the rule asks for (with the preflight section's before launch)
+    /// and those it forbids; facts that need a run are not asked before launch.
+    fn match_facts(&self, rule: &Rule, m: &mut Matched) -> Option<()> {
+        let w = &rule.def.when;
         let before_launch: &[Fact] = match (&rule.def.preflight, self.preflight) {
             (Some(p), true) => &p.facts,
             _ => &[],
@@ -926,7 +976,7 @@ impl<'a> Context<'a> {
             if !ok {
                 return None;
             }
-            ev.extend(e);
+            m.evidence.extend(e);
         }
         for &fact in &w.not_facts {
             if self.preflight && fact.needs_run() {
@@ -936,26 +986,40 @@ impl<'a> Context<'a> {
                 return None;
             }
         }
-        if let Some(spec) = &rule.model_type_since {
-            let table = ModelTypeTable::embedded();
-            let mut candidates: Vec<String> = log
-                .extracted
-                .model_types
-                .iter()
-                .map(|m| m.value.clone())
-                .collect();
-            if let Some(c) = vars.get("model_type") {
-                candidates.insert(0, c.clone());
-            }
-            let hit = candidates.into_iter().find_map(|mt| {
-                let first = table.first_release(&mt)?.to_string();
-                let v = Version::from_str(&first).ok()?;
-                spec.contains(&v).then_some((mt, first))
-            })?;
-            vars.insert("model_type".into(), hit.0);
-            vars.insert("first_release".into(), hit.1);
+        Some(())
+    }
+
+    /// `model_type_since`: a model type (the one matched first, else any the log names)
+    /// first released in the rule's version window.
+    fn match_model_type_since(&self, rule: &Rule, m: &mut Matched) -> Option<()> {
+        let Some(spec) = &rule.model_type_since else {
+            return Some(());
+        };
+        let table = ModelTypeTable::embedded();
+        let mut candidates: Vec<String> = self
+            .log
+            .extracted
+            .model_types
+            .iter()
+            .map(|x| x.value.clone())
+            .collect();
+        if let Some(c) = m.vars.get("model_type") {
+            candidates.insert(0, c.clone());
         }
-        // Values templates may use.
+        let hit = candidates.into_iter().find_map(|mt| {
+            let first = table.first_release(&mt)?.to_string();
+            let v = Version::from_str(&first).ok()?;
+            spec.contains(&v).then_some((mt, first))
+        })?;
+        m.vars.insert("model_type".into(), hit.0);
+        m.vars.insert("first_release".into(), hit.1);
+        Some(())
+    }
+
+    /// Values templates may use, where the conditions left none: the failure's class and
+    /// phase (before launch, the ones the rule predicts), the GPU, the model type.
+    fn failure_vars(&self, rule: &Rule, vars: &mut HashMap<String, String>) {
+        let w = &rule.def.when;
         if self.preflight {
             // The failure the rule explains is the one it predicts.
             if let Some(c) = w.class.first() {
@@ -965,7 +1029,7 @@ impl<'a> Context<'a> {
                 vars.entry("phase".into()).or_insert_with(|| p.to_string());
             }
         }
-        if let Some(f) = f {
+        if let Some(f) = self.log.failure.as_ref() {
             vars.entry("class".into())
                 .or_insert_with(|| f.class.to_string());
             vars.entry("phase".into())
@@ -980,7 +1044,7 @@ impl<'a> Context<'a> {
                     .unwrap_or_else(|| format!("the {} GPU", g.arch))
             });
         }
-        if let Some(mt) = log.extracted.model_types.first() {
+        if let Some(mt) = self.log.extracted.model_types.first() {
             vars.entry("model_type".into())
                 .or_insert_with(|| mt.value.clone());
         }
@@ -990,6 +1054,12 @@ impl<'a> Context<'a> {
                     .or_insert_with(|| first.to_string());
             }
         }
+    }
+
+    /// Values templates may use, where none is set yet: the vocabulary and position
+    /// numbers, the machine's missing GPU code, every flag and every version.
+    fn extracted_vars(&self, vars: &mut HashMap<String, String>) {
+        let log = self.log;
         if let Some(m) = &log.extracted.vocab.max_request_id {
             vars.entry("max_id".into())
                 .or_insert_with(|| m.value.to_string());
@@ -1027,12 +1097,32 @@ impl<'a> Context<'a> {
             vars.entry(format!("version:{k}"))
                 .or_insert_with(|| v.clone());
         }
-        Some(Firing {
-            scale,
-            rule,
-            evidence: ev,
-            vars,
-        })
+    }
+}
+
+/// What a rule's conditions gathered while they held.
+struct Matched {
+    /// Lines (and machine facts) that support the rule, in condition order.
+    evidence: Vec<Evidence>,
+    /// Captured and derived values for its templates.
+    vars: HashMap<String, String>,
+    /// How much of its weight counts (see `Firing::scale`).
+    scale: f64,
+}
+
+/// Keeps a match's captures as template values (named, then numbered), first one wins.
+fn take_captures(c: &Captures, re: &LazyRegex, vars: &mut HashMap<String, String>) {
+    for name in re.capture_names().into_iter().flatten() {
+        if let Some(m) = c.name(name) {
+            vars.entry(name.to_string())
+                .or_insert_with(|| m.as_str().to_string());
+        }
+    }
+    for i in 1..c.len() {
+        if let Some(m) = c.get(i) {
+            vars.entry(i.to_string())
+                .or_insert_with(|| m.as_str().to_string());
+        }
     }
 }
 
