@@ -420,6 +420,8 @@ fn legacy_scaling_check(s: &Value, vs: &str, rules: &Rules, l: &mut Lint) {
     );
 }
 
+/// Checks one RoPE scaling object against transformers `vs`: it names a type, the type is
+/// one this version knows, its required keys are there, its factor is a number >= 1.
 fn rope_type_check(
     obj: &Value,
     field: &str,
@@ -464,6 +466,21 @@ fn rope_type_check(
             return;
         }
     }
+    rope_required_keys(obj, field, vs, ty, rt, v5, l);
+    rope_factor_check(obj, field, l);
+}
+
+/// The keys RoPE type `ty` requires that `obj` lacks: an error before v5, a warning from
+/// v5 (which fills `original_max_position_embeddings` itself).
+fn rope_required_keys(
+    obj: &Value,
+    field: &str,
+    vs: &str,
+    ty: &str,
+    rt: &RopeType,
+    v5: bool,
+    l: &mut Lint,
+) {
     // v5 fills original_max_position_embeddings from the config itself.
     let missing: Vec<&str> = rt
         .requires
@@ -489,6 +506,10 @@ fn rope_type_check(
             ),
         );
     }
+}
+
+/// A RoPE `factor` that is not a number >= 1: a warning.
+fn rope_factor_check(obj: &Value, field: &str, l: &mut Lint) {
     if let Some(f) = obj.get("factor") {
         if f.as_f64().is_none_or(|x| x < 1.0) {
             push(

@@ -184,6 +184,184 @@ fn infer_arch(
     None
 }
 
+/// The log's lines as rules see them, in log order, leaving out other runs' lines.
+fn distinct_lines(log: &LogFacts) -> Vec<&Record> {
+    let mut seen = HashSet::new();
+    let elsewhere = |r: &Record| {
+        log.other_runs
+            .iter()
+            .any(|&(s, a, b)| r.source == s && a <= r.line && r.line <= b)
+    };
+    // One line per template and input, the first and the last: lines that differ only in
+    // their numbers are one shape for most rules, but the last of them is the state the
+    // log ended in (`Running: 8 reqs` and nothing generated, after a line that did).
+    let mut last: HashMap<(u64, usize), usize> = HashMap::new();
+    for (i, r) in log.records.iter().enumerate() {
+        if !elsewhere(r) {
+            last.insert((r.template, r.source), i);
+        }
+    }
+    log.records
+        .iter()
+        .enumerate()
+        .filter(|(i, r)| {
+            !elsewhere(r)
+                && (seen.insert((r.template, r.source))
+                    || last.get(&(r.template, r.source)) == Some(i))
+        })
+        .map(|(_, r)| r)
+        .collect()
+}
+
+/// Each GPU name the log gives, with its arch when the GPU table knows it.
+fn lookup_named_gpus(log: &LogFacts) -> Vec<(String, Option<String>)> {
+    let table = GpuTable::embedded();
+    log.extracted
+        .gpus
+        .iter()
+        .map(|g| {
+            let arch = table.lookup(&g.value).and_then(|info| info.arch());
+            (g.value.clone(), arch)
+        })
+        .collect()
+}
+
+/// The GPU archs shown, each once, first source first: named GPUs, compute capabilities,
+/// the machine's GPUs; else one inferred from indirect evidence.
+fn shown_gpu_archs(
+    log: &LogFacts,
+    machine: Option<&Machine>,
+    named_gpus: &[(String, Option<String>)],
+    ev: &dyn Fn(usize, u64, String) -> Evidence,
+) -> Vec<GpuArch> {
+    let mut gpu_archs: Vec<GpuArch> = Vec::new();
+    let mut add = |g: GpuArch| {
+        if !gpu_archs.iter().any(|x| x.arch == g.arch) {
+            gpu_archs.push(g);
+        }
+    };
+    for (g, (_, arch)) in log.extracted.gpus.iter().zip(named_gpus) {
+        if let Some(arch) = arch.clone() {
+            add(GpuArch {
+                evidence: ev(g.source, g.line, format!("GPU {} = {}", g.value, arch)),
+                name: Some(g.value.clone()),
+                arch,
+                inferred: false,
+            });
+        }
+    }
+    for cc in &log.extracted.compute_capabilities {
+        if let Some(arch) = crate::tables::cc_to_sm(&cc.value) {
+            add(GpuArch {
+                evidence: ev(
+                    cc.source,
+                    cc.line,
+                    format!("compute capability {} = {}", cc.value, arch),
+                ),
+                name: None,
+                arch,
+                inferred: false,
+            });
+        }
+    }
+    if let Some(m) = machine {
+        for (name, arch) in &m.gpus {
+            add(GpuArch {
+                arch: arch.clone(),
+                name: Some(name.clone()),
+                evidence: Evidence {
+                    line: None,
+                    file: None,
+                    text: format!("GPU {name} = {arch} (rosetta env)"),
+                },
+                inferred: false,
+            });
+        }
+    }
+    if gpu_archs.is_empty() {
+        if let Some((arch, evidence)) = infer_arch(log, ev) {
+            gpu_archs.push(GpuArch {
+                arch,
+                name: None,
+                evidence,
+                inferred: true,
+            });
+        }
+    }
+    gpu_archs
+}
+
+/// Package versions: the log's, then the machine's for packages the log does not give.
+fn known_versions(
+    log: &LogFacts,
+    machine: Option<&Machine>,
+    ev: &dyn Fn(usize, u64, String) -> Evidence,
+) -> BTreeMap<String, (String, Option<Evidence>)> {
+    let mut versions: BTreeMap<String, (String, Option<Evidence>)> = BTreeMap::new();
+    for (k, v) in &log.extracted.versions {
+        versions.insert(
+            k.clone(),
+            (
+                v.value.clone(),
+                Some(ev(v.source, v.line, format!("{k} {}", v.value))),
+            ),
+        );
+    }
+    if let Some(m) = machine {
+        for (k, v) in &m.packages {
+            versions.entry(k.clone()).or_insert((
+                v.clone(),
+                Some(Evidence {
+                    line: None,
+                    file: None,
+                    text: format!("{k} {v} installed (rosetta env)"),
+                }),
+            ));
+        }
+    }
+    versions
+}
+
+/// The failure's text (its message, the exception's extra lines, what it was the cause
+/// of) and its frames as `file function code`, for the rules' patterns.
+fn failure_texts(log: &LogFacts) -> (String, Vec<String>) {
+    match log.failure_incident() {
+        Some(inc) => {
+            let mut t = inc.message.clone();
+            if let Some(ex) = &inc.exception {
+                for x in &ex.extra {
+                    t.push('\n');
+                    t.push_str(x);
+                }
+            }
+            if let Some(c) = &inc.cause_of {
+                t.push('\n');
+                t.push_str(c);
+            }
+            let frames = inc
+                .frames
+                .iter()
+                .map(|f| {
+                    format!(
+                        "{} {} {}",
+                        f.file,
+                        f.function,
+                        f.code.as_deref().unwrap_or("")
+                    )
+                })
+                .collect();
+            (t, frames)
+        }
+        None => (
+            log.failure
+                .as_ref()
+                .map(|f| f.message.clone())
+                .unwrap_or_default(),
+            Vec::new(),
+        ),
+    }
+}
+
 fn arch_number(arch: &str) -> Option<u32> {
     rosetta_schema::ComputeCapability::parse(arch).map(rosetta_schema::ComputeCapability::sm)
 }
@@ -209,154 +387,11 @@ impl<'a> Context<'a> {
             file: multi_input.then(|| file_names.get(source).cloned().unwrap_or_default()),
             text,
         };
-        let mut seen = HashSet::new();
-        let elsewhere = |r: &Record| {
-            log.other_runs
-                .iter()
-                .any(|&(s, a, b)| r.source == s && a <= r.line && r.line <= b)
-        };
-        // One line per template and input, the first and the last: lines that differ only in
-        // their numbers are one shape for most rules, but the last of them is the state the
-        // log ended in (`Running: 8 reqs` and nothing generated, after a line that did).
-        let mut last: HashMap<(u64, usize), usize> = HashMap::new();
-        for (i, r) in log.records.iter().enumerate() {
-            if !elsewhere(r) {
-                last.insert((r.template, r.source), i);
-            }
-        }
-        let lines: Vec<&Record> = log
-            .records
-            .iter()
-            .enumerate()
-            .filter(|(i, r)| {
-                !elsewhere(r)
-                    && (seen.insert((r.template, r.source))
-                        || last.get(&(r.template, r.source)) == Some(i))
-            })
-            .map(|(_, r)| r)
-            .collect();
-
-        let table = GpuTable::embedded();
-        let mut gpu_archs: Vec<GpuArch> = Vec::new();
-        let mut add = |g: GpuArch| {
-            if !gpu_archs.iter().any(|x| x.arch == g.arch) {
-                gpu_archs.push(g);
-            }
-        };
-        let named_gpus: Vec<(String, Option<String>)> = log
-            .extracted
-            .gpus
-            .iter()
-            .map(|g| {
-                let arch = table.lookup(&g.value).and_then(|info| info.arch());
-                (g.value.clone(), arch)
-            })
-            .collect();
-        for (g, (_, arch)) in log.extracted.gpus.iter().zip(&named_gpus) {
-            if let Some(arch) = arch.clone() {
-                add(GpuArch {
-                    evidence: ev(g.source, g.line, format!("GPU {} = {}", g.value, arch)),
-                    name: Some(g.value.clone()),
-                    arch,
-                    inferred: false,
-                });
-            }
-        }
-        for cc in &log.extracted.compute_capabilities {
-            if let Some(arch) = crate::tables::cc_to_sm(&cc.value) {
-                add(GpuArch {
-                    evidence: ev(
-                        cc.source,
-                        cc.line,
-                        format!("compute capability {} = {}", cc.value, arch),
-                    ),
-                    name: None,
-                    arch,
-                    inferred: false,
-                });
-            }
-        }
-        if let Some(m) = machine {
-            for (name, arch) in &m.gpus {
-                add(GpuArch {
-                    arch: arch.clone(),
-                    name: Some(name.clone()),
-                    evidence: Evidence {
-                        line: None,
-                        file: None,
-                        text: format!("GPU {name} = {arch} (rosetta env)"),
-                    },
-                    inferred: false,
-                });
-            }
-        }
-        if gpu_archs.is_empty() {
-            if let Some((arch, evidence)) = infer_arch(log, &ev) {
-                gpu_archs.push(GpuArch {
-                    arch,
-                    name: None,
-                    evidence,
-                    inferred: true,
-                });
-            }
-        }
-        let mut versions: BTreeMap<String, (String, Option<Evidence>)> = BTreeMap::new();
-        for (k, v) in &log.extracted.versions {
-            versions.insert(
-                k.clone(),
-                (
-                    v.value.clone(),
-                    Some(ev(v.source, v.line, format!("{k} {}", v.value))),
-                ),
-            );
-        }
-        if let Some(m) = machine {
-            for (k, v) in &m.packages {
-                versions.entry(k.clone()).or_insert((
-                    v.clone(),
-                    Some(Evidence {
-                        line: None,
-                        file: None,
-                        text: format!("{k} {v} installed (rosetta env)"),
-                    }),
-                ));
-            }
-        }
-        let (failure_text, frames_text) = match log.failure_incident() {
-            Some(inc) => {
-                let mut t = inc.message.clone();
-                if let Some(ex) = &inc.exception {
-                    for x in &ex.extra {
-                        t.push('\n');
-                        t.push_str(x);
-                    }
-                }
-                if let Some(c) = &inc.cause_of {
-                    t.push('\n');
-                    t.push_str(c);
-                }
-                let frames = inc
-                    .frames
-                    .iter()
-                    .map(|f| {
-                        format!(
-                            "{} {} {}",
-                            f.file,
-                            f.function,
-                            f.code.as_deref().unwrap_or("")
-                        )
-                    })
-                    .collect();
-                (t, frames)
-            }
-            None => (
-                log.failure
-                    .as_ref()
-                    .map(|f| f.message.clone())
-                    .unwrap_or_default(),
-                Vec::new(),
-            ),
-        };
+        let lines = distinct_lines(log);
+        let named_gpus = lookup_named_gpus(log);
+        let gpu_archs = shown_gpu_archs(log, machine, &named_gpus, &ev);
+        let versions = known_versions(log, machine, &ev);
+        let (failure_text, frames_text) = failure_texts(log);
         Context {
             log,
             voc: Vocabulary::embedded(),
@@ -445,54 +480,8 @@ impl<'a> Context<'a> {
         let log = self.log;
         let f = log.failure.as_ref();
         match fact {
-            Fact::PositionOverflow => {
-                let p = &log.extracted.positions;
-                let mut ev = Vec::new();
-                if let Some(l) = &p.limit {
-                    ev.push(self.evidence(
-                        l.source,
-                        l.line,
-                        &format!("position limit {}", l.value),
-                    ));
-                }
-                if let Some(s) = &p.max_seen {
-                    ev.push(self.evidence(s.source, s.line, &format!("position {} used", s.value)));
-                }
-                if let Some(pl) = &p.planned {
-                    ev.push(self.evidence(
-                        pl.source,
-                        pl.line,
-                        &format!("prompt + new tokens = {}", pl.value),
-                    ));
-                }
-                if let Some(w) = &p.exceeded_warning {
-                    ev.push(self.evidence(w.source, w.line, &w.value));
-                }
-                (p.overflow(), ev)
-            }
-            Fact::MultiRank => {
-                let tp = [
-                    "tp_size",
-                    "dp_size",
-                    "ep_size",
-                    "pp_size",
-                    "world_size",
-                    "nproc_per_node",
-                ]
-                .iter()
-                .any(|k| {
-                    self.arg(k)
-                        .is_some_and(|v| v.value.parse::<u32>().is_ok_and(|n| n > 1))
-                });
-                (
-                    tp || f.is_some_and(|f| f.ranks.len() > 1)
-                        || log
-                            .records
-                            .iter()
-                            .any(|r| r.prefix.effective_rank().is_some_and(|x| x > 0)),
-                    vec![],
-                )
-            }
+            Fact::PositionOverflow => self.position_overflow(),
+            Fact::MultiRank => (self.multi_rank(), vec![]),
             Fact::CudaGraphOn => (
                 !(self.arg_true("disable_cuda_graph") || self.arg_true("enforce_eager")),
                 vec![],
@@ -503,136 +492,204 @@ impl<'a> Context<'a> {
                     || f.is_some_and(|f| f.exception.is_some()),
                 vec![],
             ),
-            Fact::Serving => {
-                let Some(f) = f else { return (false, vec![]) };
-                let started = log.milestones.iter().any(|m| {
-                    m.source == f.source
-                        && m.line < f.line
-                        && matches!(
-                            m.label,
-                            "ready" | "decode" | "prefill" | "request" | "serving"
-                        )
-                });
-                if started {
-                    // Context, not evidence: that the server had started bears on no
-                    // cause by itself, so its line is not cited.
-                    return (true, vec![]);
-                }
-                // vLLM dumps the scheduled batch when a step fails: it was serving.
-                match self.find_line(step_dump_line()) {
-                    Some((r, _)) => (true, vec![self.evidence(r.source, r.line, r.message())]),
-                    None => (false, vec![]),
-                }
-            }
+            Fact::Serving => self.serving(),
             Fact::NewArch => self.arch_fact(|n| n >= 100),
             Fact::OldArch => self.arch_fact(|n| n <= 75),
-            Fact::EnvNoCodeForGpu => match self.machine {
-                Some(m) if !m.no_code.is_empty() => (
-                    true,
-                    m.no_code
-                        .iter()
-                        .take(3)
-                        .map(|(lib, pkg, arch, have)| Evidence {
-                            line: None,
-                            file: None,
-                            text: format!(
-                                "{lib} ({pkg}) has no code for {arch}; it carries {}",
-                                have.join(", ")
-                            ),
-                        })
-                        .collect(),
-                ),
-                _ => (false, vec![]),
-            },
-            Fact::EnvTorchCudaNewerThanDriver => match self
-                .machine
-                .and_then(|m| m.torch_cuda_newer_than_driver.as_ref())
-            {
-                Some((t, d)) => (
-                    true,
-                    vec![Evidence {
-                        line: None,
-                        file: None,
-                        text: format!(
-                            "torch built for CUDA {t}, driver supports CUDA {d} (rosetta env)"
-                        ),
-                    }],
-                ),
-                None => (false, vec![]),
-            },
-            Fact::RequestTokenBeyondVocab => {
-                let v = &log.extracted.vocab;
-                let mut ev = Vec::new();
-                if let (Some(s), Some(m)) = (&v.size, &v.max_request_id) {
-                    ev.push(self.evidence(
-                        m.source,
-                        m.line,
-                        &format!("token id {} requested", m.value),
-                    ));
-                    ev.push(self.evidence(
-                        s.source,
-                        s.line,
-                        &format!("vocabulary size {}", s.value),
-                    ));
-                }
-                (v.overflow(), ev)
-            }
-            Fact::Fp16 => {
-                let flag = ["dtype", "torch_dtype"].iter().find_map(|k| {
-                    self.arg(k).filter(|a| {
-                        matches!(
-                            a.value
-                                .trim_start_matches("torch.")
-                                .to_ascii_lowercase()
-                                .as_str(),
-                            "half" | "float16" | "fp16"
-                        )
-                    })
-                });
-                if let Some(a) = flag {
-                    return (
-                        true,
-                        vec![self.evidence(a.source, a.line, &format!("dtype={}", a.value))],
-                    );
-                }
-                match self.find_line(fp16_line()) {
-                    Some((r, _)) => (true, vec![self.evidence(r.source, r.line, r.message())]),
-                    None => (false, vec![]),
-                }
-            }
-            Fact::ContextOverLimit => {
-                let p = &log.extracted.positions;
-                match (&p.configured, &p.limit) {
-                    (Some(c), Some(l)) if c.value > l.value => (
-                        true,
-                        vec![
-                            self.evidence(c.source, c.line, &format!("context length {}", c.value)),
-                            self.evidence(l.source, l.line, &format!("position limit {}", l.value)),
-                        ],
-                    ),
-                    _ => (false, vec![]),
-                }
-            }
-            Fact::ShapeRatioTp => {
-                let tp = self
-                    .arg("tp_size")
-                    .and_then(|a| a.value.parse::<u64>().ok())
-                    .filter(|&t| t > 1);
-                let Some(tp) = tp else { return (false, vec![]) };
-                let nums: Vec<u64> = self
-                    .failure_text
-                    .split(|c: char| !c.is_ascii_digit())
-                    .filter_map(|n| n.parse().ok())
-                    .filter(|&n| n >= 16)
-                    .collect();
-                let hit = nums.iter().any(|&a| nums.iter().any(|&b| a == b * tp));
-                (hit, vec![])
-            }
+            Fact::EnvNoCodeForGpu => self.env_no_code_for_gpu(),
+            Fact::EnvTorchCudaNewerThanDriver => self.env_torch_cuda_newer_than_driver(),
+            Fact::RequestTokenBeyondVocab => self.request_token_beyond_vocab(),
+            Fact::Fp16 => self.fp16(),
+            Fact::ContextOverLimit => self.context_over_limit(),
+            Fact::ShapeRatioTp => (self.shape_ratio_tp(), vec![]),
             Fact::MemoryHeadroomShort => self.memory_headroom_short(),
             Fact::ImportAcrossPackages => (self.import_across_packages(), vec![]),
             Fact::ImportOnPlatformPath => (self.import_on_platform_path(), vec![]),
             Fact::KeywordWithinCodebase => (self.keyword_within_codebase(), vec![]),
         }
+    }
+
+    /// Positions reach the model's limit: the limit, the highest position used, the
+    /// planned length and any warning, as evidence.
+    fn position_overflow(&self) -> (bool, Vec<Evidence>) {
+        let p = &self.log.extracted.positions;
+        let mut ev = Vec::new();
+        if let Some(l) = &p.limit {
+            ev.push(self.evidence(l.source, l.line, &format!("position limit {}", l.value)));
+        }
+        if let Some(s) = &p.max_seen {
+            ev.push(self.evidence(s.source, s.line, &format!("position {} used", s.value)));
+        }
+        if let Some(pl) = &p.planned {
+            ev.push(self.evidence(
+                pl.source,
+                pl.line,
+                &format!("prompt + new tokens = {}", pl.value),
+            ));
+        }
+        if let Some(w) = &p.exceeded_warning {
+            ev.push(self.evidence(w.source, w.line, &w.value));
+        }
+        (p.overflow(), ev)
+    }
+
+    /// More than one rank: a parallel size above 1, a failure on several ranks, or a line
+    /// from a rank other than 0.
+    fn multi_rank(&self) -> bool {
+        let log = self.log;
+        let tp = [
+            "tp_size",
+            "dp_size",
+            "ep_size",
+            "pp_size",
+            "world_size",
+            "nproc_per_node",
+        ]
+        .iter()
+        .any(|k| {
+            self.arg(k)
+                .is_some_and(|v| v.value.parse::<u32>().is_ok_and(|n| n > 1))
+        });
+        tp || log.failure.as_ref().is_some_and(|f| f.ranks.len() > 1)
+            || log
+                .records
+                .iter()
+                .any(|r| r.prefix.effective_rank().is_some_and(|x| x > 0))
+    }
+
+    /// The server was serving before the failure: a milestone before it (not cited), or
+    /// the engine's dump of the batch it was running (cited).
+    fn serving(&self) -> (bool, Vec<Evidence>) {
+        let Some(f) = self.log.failure.as_ref() else {
+            return (false, vec![]);
+        };
+        let started = self.log.milestones.iter().any(|m| {
+            m.source == f.source
+                && m.line < f.line
+                && matches!(
+                    m.label,
+                    "ready" | "decode" | "prefill" | "request" | "serving"
+                )
+        });
+        if started {
+            // Context, not evidence: that the server had started bears on no
+            // cause by itself, so its line is not cited.
+            return (true, vec![]);
+        }
+        // vLLM dumps the scheduled batch when a step fails: it was serving.
+        match self.find_line(step_dump_line()) {
+            Some((r, _)) => (true, vec![self.evidence(r.source, r.line, r.message())]),
+            None => (false, vec![]),
+        }
+    }
+
+    /// (`--env`) Libraries with no code for a GPU present, the first three as evidence.
+    fn env_no_code_for_gpu(&self) -> (bool, Vec<Evidence>) {
+        match self.machine {
+            Some(m) if !m.no_code.is_empty() => (
+                true,
+                m.no_code
+                    .iter()
+                    .take(3)
+                    .map(|(lib, pkg, arch, have)| Evidence {
+                        line: None,
+                        file: None,
+                        text: format!(
+                            "{lib} ({pkg}) has no code for {arch}; it carries {}",
+                            have.join(", ")
+                        ),
+                    })
+                    .collect(),
+            ),
+            _ => (false, vec![]),
+        }
+    }
+
+    /// (`--env`) torch built for a newer CUDA than the driver supports.
+    fn env_torch_cuda_newer_than_driver(&self) -> (bool, Vec<Evidence>) {
+        match self
+            .machine
+            .and_then(|m| m.torch_cuda_newer_than_driver.as_ref())
+        {
+            Some((t, d)) => (
+                true,
+                vec![Evidence {
+                    line: None,
+                    file: None,
+                    text: format!(
+                        "torch built for CUDA {t}, driver supports CUDA {d} (rosetta env)"
+                    ),
+                }],
+            ),
+            None => (false, vec![]),
+        }
+    }
+
+    /// A requested token id at or above the vocabulary size, with both lines.
+    fn request_token_beyond_vocab(&self) -> (bool, Vec<Evidence>) {
+        let v = &self.log.extracted.vocab;
+        let mut ev = Vec::new();
+        if let (Some(s), Some(m)) = (&v.size, &v.max_request_id) {
+            ev.push(self.evidence(m.source, m.line, &format!("token id {} requested", m.value)));
+            ev.push(self.evidence(s.source, s.line, &format!("vocabulary size {}", s.value)));
+        }
+        (v.overflow(), ev)
+    }
+
+    /// The model runs in float16: a dtype flag, else a line saying so.
+    fn fp16(&self) -> (bool, Vec<Evidence>) {
+        let flag = ["dtype", "torch_dtype"].iter().find_map(|k| {
+            self.arg(k).filter(|a| {
+                matches!(
+                    a.value
+                        .trim_start_matches("torch.")
+                        .to_ascii_lowercase()
+                        .as_str(),
+                    "half" | "float16" | "fp16"
+                )
+            })
+        });
+        if let Some(a) = flag {
+            return (
+                true,
+                vec![self.evidence(a.source, a.line, &format!("dtype={}", a.value))],
+            );
+        }
+        match self.find_line(fp16_line()) {
+            Some((r, _)) => (true, vec![self.evidence(r.source, r.line, r.message())]),
+            None => (false, vec![]),
+        }
+    }
+
+    /// The configured context length is above the model's position limit.
+    fn context_over_limit(&self) -> (bool, Vec<Evidence>) {
+        let p = &self.log.extracted.positions;
+        match (&p.configured, &p.limit) {
+            (Some(c), Some(l)) if c.value > l.value => (
+                true,
+                vec![
+                    self.evidence(c.source, c.line, &format!("context length {}", c.value)),
+                    self.evidence(l.source, l.line, &format!("position limit {}", l.value)),
+                ],
+            ),
+            _ => (false, vec![]),
+        }
+    }
+
+    /// With tp above 1, two numbers of the failure (16 or more) of which one is the
+    /// other times tp.
+    fn shape_ratio_tp(&self) -> bool {
+        let tp = self
+            .arg("tp_size")
+            .and_then(|a| a.value.parse::<u64>().ok())
+            .filter(|&t| t > 1);
+        let Some(tp) = tp else { return false };
+        let nums: Vec<u64> = self
+            .failure_text
+            .split(|c: char| !c.is_ascii_digit())
+            .filter_map(|n| n.parse().ok())
+            .filter(|&n| n >= 16)
+            .collect();
+        nums.iter().any(|&a| nums.iter().any(|&b| a == b * tp))
     }
 
     /// `No module named 'a.b'` (Python names the dotted path only when `a` imported) raised
@@ -1214,19 +1271,46 @@ pub fn fired<'k>(kb: &'k KnowledgeBase, ctx: &Context) -> Vec<&'k str> {
 /// Evaluates every rule and scores the causes.
 pub fn diagnose(kb: &KnowledgeBase, ctx: &Context) -> Scored {
     let firings: Vec<Firing> = kb.rules.iter().filter_map(|r| ctx.eval(r)).collect();
-    let mut scored = Scored::default();
-    for fi in &firings {
+    let mut scored = Scored {
+        notes: notes(&firings, ctx),
+        ..Scored::default()
+    };
+    if ctx.log.failure.is_none() {
+        return scored;
+    }
+    let rows = ranked_causes(&firings);
+    let total: f64 = rows.iter().map(|r| r.0).sum();
+    for (score, _, cause, fs) in rows {
+        let confidence = if total > 0.0 {
+            (score / total * 100.0).round() / 100.0
+        } else {
+            0.0
+        };
+        scored.hypotheses.push(hypothesis(cause, confidence, &fs));
+    }
+    if scored.hypotheses.is_empty() {
+        scored.hypotheses.extend(no_rule_fired(ctx));
+    }
+    let _ = FailureClass::None;
+    scored
+}
+
+/// The fired rules' notes, filled, each text once, with the line (and its template) of
+/// the rule's first evidence that has a line.
+fn notes(firings: &[Firing], ctx: &Context) -> Vec<Note> {
+    let mut notes: Vec<Note> = Vec::new();
+    for fi in firings {
         if let Some(n) = &fi.rule.def.note {
             let text = fill(n, &fi.vars);
             let first = fi.evidence.iter().find(|e| e.line.is_some());
-            if !scored.notes.iter().any(|n| n.text == text) {
+            if !notes.iter().any(|n| n.text == text) {
                 let template = first.and_then(|e| {
                     ctx.lines
                         .iter()
                         .find(|r| Some(r.line) == e.line && r.message() == e.text)
                         .map(|r| r.template)
                 });
-                scored.notes.push(Note {
+                notes.push(Note {
                     text,
                     line: first.and_then(|e| e.line),
                     template,
@@ -1234,12 +1318,18 @@ pub fn diagnose(kb: &KnowledgeBase, ctx: &Context) -> Scored {
             }
         }
     }
-    if ctx.log.failure.is_none() {
-        return scored;
-    }
+    notes
+}
+
+/// One cause's row: (score, top rule weight, cause, its firings heaviest first).
+type CauseRow<'f, 'k> = (f64, f64, Cause, Vec<&'f Firing<'k>>);
+
+/// The causes with a score above 0, most likely first: each the noisy-OR of its cause
+/// rules, lowered by the noisy-OR of the rules against it.
+fn ranked_causes<'f, 'k>(firings: &'f [Firing<'k>]) -> Vec<CauseRow<'f, 'k>> {
     let mut by_cause: BTreeMap<Cause, Vec<&Firing>> = BTreeMap::new();
     let mut against: HashMap<Cause, f64> = HashMap::new();
-    for fi in &firings {
+    for fi in firings {
         match fi.rule.def.kind {
             Kind::Cause => by_cause.entry(fi.rule.def.cause).or_default().push(fi),
             Kind::Against => {
@@ -1249,7 +1339,7 @@ pub fn diagnose(kb: &KnowledgeBase, ctx: &Context) -> Scored {
             Kind::Note => {}
         }
     }
-    let mut rows: Vec<(f64, f64, Cause, Vec<&Firing>)> = Vec::new();
+    let mut rows: Vec<CauseRow> = Vec::new();
     for (cause, mut fs) in by_cause {
         fs.sort_by(|a, b| {
             b.weight()
@@ -1275,80 +1365,93 @@ pub fn diagnose(kb: &KnowledgeBase, ctx: &Context) -> Scored {
             .then(breadth(&a.3).cmp(&breadth(&b.3)))
             .then(a.2.cmp(&b.2))
     });
-    let total: f64 = rows.iter().map(|r| r.0).sum();
-    for (score, _, cause, fs) in rows {
-        let best = fs[0];
-        let mut evidence: Vec<Evidence> = Vec::new();
-        // A rule with a note says its line is not a diagnosis by itself (a warning printed
-        // for every model): the note shows the line, the cause does not cite it.
-        for f in fs.iter().filter(|f| f.rule.def.note.is_none()) {
-            for e in &f.evidence {
-                if !evidence
-                    .iter()
-                    .any(|x| x.line == e.line && x.text == e.text)
-                    && evidence.len() < 8
-                {
-                    evidence.push(e.clone());
-                }
-            }
-        }
-        let mut tries: Vec<Experiment> = Vec::new();
-        for f in &fs {
-            for x in &f.rule.def.experiments {
-                let mut e = Experiment::new(fill(&x.action, &f.vars), x.cost);
-                e.tells = x.tells.as_ref().map(|t| fill(t, &f.vars));
-                if !tries.contains(&e) {
-                    tries.push(e);
-                }
-            }
-        }
-        tries.sort_by_key(|e| e.cost);
-        let mut references: Vec<String> = Vec::new();
-        for f in &fs {
-            for r in &f.rule.def.references {
-                if !references.contains(r) {
-                    references.push(r.clone());
-                }
-            }
-        }
-        scored.hypotheses.push(Hypothesis {
-            cause,
-            rule: best.rule.id().to_string(),
-            confidence: if total > 0.0 {
-                (score / total * 100.0).round() / 100.0
-            } else {
-                0.0
-            },
-            summary: fill(&best.rule.def.summary, &best.vars),
-            why: best.rule.def.why.as_ref().map(|w| fill(w, &best.vars)),
-            evidence,
-            experiments: tries,
-            references,
-            also_rules: fs[1..].iter().map(|f| f.rule.id().to_string()).collect(),
-            cases: Vec::new(),
-        });
+    rows
+}
+
+/// A cause's hypothesis: its heaviest rule's summary and why, the evidence, experiments
+/// and references of all its rules.
+fn hypothesis(cause: Cause, confidence: f64, fs: &[&Firing]) -> Hypothesis {
+    let best = fs[0];
+    Hypothesis {
+        cause,
+        rule: best.rule.id().to_string(),
+        confidence,
+        summary: fill(&best.rule.def.summary, &best.vars),
+        why: best.rule.def.why.as_ref().map(|w| fill(w, &best.vars)),
+        evidence: cause_evidence(fs),
+        experiments: experiments(fs),
+        references: references(fs),
+        also_rules: fs[1..].iter().map(|f| f.rule.id().to_string()).collect(),
+        cases: Vec::new(),
     }
-    if scored.hypotheses.is_empty() {
-        if let Some(f) = &ctx.log.failure {
-            scored.hypotheses.push(Hypothesis {
-                cause: Cause::Unknown,
-                rule: "no-rule-fired".into(),
-                confidence: 1.0,
-                summary: format!(
-                    "no rule of the knowledge base explains a {} in {}",
-                    f.class, f.phase
-                ),
-                why: None,
-                evidence: ctx.failure_evidence().into_iter().collect(),
-                experiments: vec![],
-                references: vec![],
-                also_rules: vec![],
-                cases: vec![],
-            });
+}
+
+/// The evidence of a cause's rules, each line once, at most 8.
+fn cause_evidence(fs: &[&Firing]) -> Vec<Evidence> {
+    let mut evidence: Vec<Evidence> = Vec::new();
+    // A rule with a note says its line is not a diagnosis by itself (a warning printed
+    // for every model): the note shows the line, the cause does not cite it.
+    for f in fs.iter().filter(|f| f.rule.def.note.is_none()) {
+        for e in &f.evidence {
+            if !evidence
+                .iter()
+                .any(|x| x.line == e.line && x.text == e.text)
+                && evidence.len() < 8
+            {
+                evidence.push(e.clone());
+            }
         }
     }
-    let _ = FailureClass::None;
-    scored
+    evidence
+}
+
+/// The experiments of a cause's rules, filled, each once, cheapest first.
+fn experiments(fs: &[&Firing]) -> Vec<Experiment> {
+    let mut tries: Vec<Experiment> = Vec::new();
+    for f in fs {
+        for x in &f.rule.def.experiments {
+            let mut e = Experiment::new(fill(&x.action, &f.vars), x.cost);
+            e.tells = x.tells.as_ref().map(|t| fill(t, &f.vars));
+            if !tries.contains(&e) {
+                tries.push(e);
+            }
+        }
+    }
+    tries.sort_by_key(|e| e.cost);
+    tries
+}
+
+/// The references of a cause's rules, each once, in rule order.
+fn references(fs: &[&Firing]) -> Vec<String> {
+    let mut references: Vec<String> = Vec::new();
+    for f in fs {
+        for r in &f.rule.def.references {
+            if !references.contains(r) {
+                references.push(r.clone());
+            }
+        }
+    }
+    references
+}
+
+/// The hypothesis when a failure has no rule that explains it.
+fn no_rule_fired(ctx: &Context) -> Option<Hypothesis> {
+    let f = ctx.log.failure.as_ref()?;
+    Some(Hypothesis {
+        cause: Cause::Unknown,
+        rule: "no-rule-fired".into(),
+        confidence: 1.0,
+        summary: format!(
+            "no rule of the knowledge base explains a {} in {}",
+            f.class, f.phase
+        ),
+        why: None,
+        evidence: ctx.failure_evidence().into_iter().collect(),
+        experiments: vec![],
+        references: vec![],
+        also_rules: vec![],
+        cases: vec![],
+    })
 }
 
 /// The installed package a Python file belongs to: the folder right under `site-packages`

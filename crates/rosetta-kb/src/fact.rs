@@ -107,6 +107,8 @@ impl Fact {
         Fact::ALL.into_iter().find(|f| f.name() == name)
     }
 
+    /// Long because it is one flat `match` over `Fact`, one arm per fact: (name, meaning,
+    /// whether it needs a run). Each arm is data; splitting it would only scatter the table.
     fn info(self) -> (&'static str, &'static str, bool) {
         match self {
             Fact::PositionOverflow => (

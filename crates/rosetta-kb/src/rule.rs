@@ -271,76 +271,30 @@ impl Rule {
 
     /// Checks a rule as written and prepares its patterns (`check`: compile them now).
     fn from_def(path: &Path, def: RuleFile, check: bool) -> Result<Rule, KbError> {
-        let field = |f: &str, m: String| KbError::Field {
+        let field = |(f, m): (String, String)| KbError::Field {
             path: path.to_path_buf(),
-            field: f.to_string(),
+            field: f,
             message: m,
         };
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-        if !stem.is_empty() && stem != def.id {
-            return Err(field(
-                "id",
-                format!("`{}` must equal the file name `{}`", def.id, stem),
-            ));
-        }
-        if def.id.is_empty()
-            || !def
-                .id
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-        {
-            return Err(field(
-                "id",
-                format!("`{}` must be kebab-case (a-z, 0-9, -)", def.id),
-            ));
-        }
-        if def.kind != Kind::Note && !(0.0..=1.0).contains(&def.weight) {
-            return Err(field("weight", format!("{} is outside 0..1", def.weight)));
-        }
-        if def.kind != Kind::Note && def.weight == 0.0 {
-            return Err(field(
-                "weight",
-                "a cause or against rule needs a weight above 0".into(),
-            ));
-        }
-        if def.kind == Kind::Cause && def.summary.trim().is_empty() {
-            return Err(field("summary", "a cause rule needs a summary".into()));
-        }
-        if def.kind == Kind::Note && def.note.is_none() {
-            return Err(field("note", "a note rule needs a note".into()));
-        }
+        check_fields(stem, &def).map_err(field)?;
         if let Some(p) = &def.preflight {
-            if let Some(f) = p.facts.iter().find(|f| f.needs_run()) {
-                return Err(field(
-                    "preflight.facts",
-                    format!("`{f}` needs a run: it does not hold before launch"),
-                ));
-            }
-            let w = &def.when;
-            let before_launch = !(w.gpu_arch.is_empty()
-                && w.model_type.is_empty()
-                && w.model_type_since.is_none()
-                && w.args.is_empty()
-                && w.any_args.is_empty()
-                && w.versions.is_empty()
-                && p.facts.is_empty()
-                && w.facts.iter().all(|f| f.needs_run()));
-            if !before_launch {
-                return Err(field(
-                    "preflight",
-                    "no condition that holds before launch (gpu_arch, model_type, args, versions, facts): it would fire on every launch".into(),
-                ));
-            }
+            check_preflight(&def.when, p).map_err(field)?;
         }
         if check {
-            check_templates(&def).map_err(|(f, m)| field(&f, m))?;
+            check_templates(&def).map_err(field)?;
         }
         for (i, x) in def.experiments.iter().enumerate() {
             for c in &x.change {
                 c.check()
-                    .map_err(|m| field(&format!("try[{i}].change"), m))?;
+                    .map_err(|m| field((format!("try[{i}].change"), m)))?;
             }
         }
+        Self::compiled(path, def, check)
+    }
+
+    /// The rule with its patterns and version specifiers prepared, in field order.
+    fn compiled(path: &Path, def: RuleFile, check: bool) -> Result<Rule, KbError> {
         let w = &def.when;
         let message = w
             .message
@@ -352,26 +306,8 @@ impl Rule {
             .as_deref()
             .map(|p| compile(path, "when.frames", p, check))
             .transpose()?;
-        let args = w
-            .args
-            .iter()
-            .map(|(k, p)| {
-                Ok((
-                    k.clone(),
-                    compile(path, &format!("when.args.{k}"), p, check)?,
-                ))
-            })
-            .collect::<Result<_, KbError>>()?;
-        let any_args = w
-            .any_args
-            .iter()
-            .map(|(k, p)| {
-                Ok((
-                    k.clone(),
-                    compile(path, &format!("when.any_args.{k}"), p, check)?,
-                ))
-            })
-            .collect::<Result<_, KbError>>()?;
+        let args = compile_keyed(path, "when.args", &w.args, check)?;
+        let any_args = compile_keyed(path, "when.any_args", &w.any_args, check)?;
         let versions = w
             .versions
             .iter()
@@ -387,21 +323,9 @@ impl Rule {
             .as_deref()
             .map(|s| specifiers(path, "when.model_type_since", s))
             .transpose()?;
-        let lines = w
-            .lines
-            .iter()
-            .map(|p| compile(path, "when.lines", p, check))
-            .collect::<Result<_, _>>()?;
-        let any_lines = w
-            .any_lines
-            .iter()
-            .map(|p| compile(path, "when.any_lines", p, check))
-            .collect::<Result<_, _>>()?;
-        let not_lines = w
-            .not_lines
-            .iter()
-            .map(|p| compile(path, "when.not_lines", p, check))
-            .collect::<Result<_, _>>()?;
+        let lines = compile_all(path, "when.lines", &w.lines, check)?;
+        let any_lines = compile_all(path, "when.any_lines", &w.any_lines, check)?;
+        let not_lines = compile_all(path, "when.not_lines", &w.not_lines, check)?;
         Ok(Rule {
             path: path.to_path_buf(),
             def,
@@ -439,6 +363,97 @@ impl Rule {
 }
 
 pub use rosetta_log::literals::required_literals;
+
+/// Compiles `key -> pattern` conditions (`args`, `any_args`), each named `field.key`.
+fn compile_keyed(
+    path: &Path,
+    field: &str,
+    patterns: &BTreeMap<String, String>,
+    check: bool,
+) -> Result<Vec<(String, LazyRegex)>, KbError> {
+    patterns
+        .iter()
+        .map(|(k, p)| Ok((k.clone(), compile(path, &format!("{field}.{k}"), p, check)?)))
+        .collect()
+}
+
+/// Compiles a list of line patterns (`lines`, `any_lines`, `not_lines`).
+fn compile_all(
+    path: &Path,
+    field: &str,
+    patterns: &[String],
+    check: bool,
+) -> Result<Vec<LazyRegex>, KbError> {
+    patterns
+        .iter()
+        .map(|p| compile(path, field, p, check))
+        .collect()
+}
+
+/// The id (kebab-case, equal to the file's stem when there is one), the weight, and the
+/// text each kind of rule needs: (field, message) of the first that is wrong.
+fn check_fields(stem: &str, def: &RuleFile) -> Result<(), (String, String)> {
+    let field = |f: &str, m: String| Err((f.to_string(), m));
+    if !stem.is_empty() && stem != def.id {
+        return field(
+            "id",
+            format!("`{}` must equal the file name `{}`", def.id, stem),
+        );
+    }
+    if def.id.is_empty()
+        || !def
+            .id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    {
+        return field(
+            "id",
+            format!("`{}` must be kebab-case (a-z, 0-9, -)", def.id),
+        );
+    }
+    if def.kind != Kind::Note && !(0.0..=1.0).contains(&def.weight) {
+        return field("weight", format!("{} is outside 0..1", def.weight));
+    }
+    if def.kind != Kind::Note && def.weight == 0.0 {
+        return field(
+            "weight",
+            "a cause or against rule needs a weight above 0".into(),
+        );
+    }
+    if def.kind == Kind::Cause && def.summary.trim().is_empty() {
+        return field("summary", "a cause rule needs a summary".into());
+    }
+    if def.kind == Kind::Note && def.note.is_none() {
+        return field("note", "a note rule needs a note".into());
+    }
+    Ok(())
+}
+
+/// A `[preflight]` section: its facts hold before launch, and some condition of the rule
+/// does, so it does not fire on every launch.
+fn check_preflight(w: &When, p: &Preflight) -> Result<(), (String, String)> {
+    if let Some(f) = p.facts.iter().find(|f| f.needs_run()) {
+        return Err((
+            "preflight.facts".into(),
+            format!("`{f}` needs a run: it does not hold before launch"),
+        ));
+    }
+    let before_launch = !(w.gpu_arch.is_empty()
+        && w.model_type.is_empty()
+        && w.model_type_since.is_none()
+        && w.args.is_empty()
+        && w.any_args.is_empty()
+        && w.versions.is_empty()
+        && p.facts.is_empty()
+        && w.facts.iter().all(|f| f.needs_run()));
+    if !before_launch {
+        return Err((
+            "preflight".into(),
+            "no condition that holds before launch (gpu_arch, model_type, args, versions, facts): it would fire on every launch".into(),
+        ));
+    }
+    Ok(())
+}
 
 /// Every `{placeholder}` of the rule's templates names a value the engine
 /// fills: a template value, `arg:KEY`, `version:PKG`, or a capture of the
