@@ -525,89 +525,125 @@ fn ends_during_words(e: &crate::EndsDuring) -> String {
 /// Column where the text after a cause's labels starts.
 const LABEL_COL: usize = 15;
 
+/// The terminal report: the failure (or why there is none), the causes, the notes, the
+/// similar reports, then the timeline and the warnings.
 fn text(r: &Report, style: Style, width: usize, w: &mut dyn Write) -> io::Result<()> {
     let p = Paint { on: style.color };
     let mut o = Out { w, width };
     let Some(f) = &r.failure else {
-        let lines: u64 = r.inputs.iter().map(|i| i.lines).sum();
-        let nf = r.no_failure.as_ref();
-        match nf.map(|n| n.reason.as_str()) {
-            Some("empty") => {
-                let head = p.warn(&p.head("EMPTY"));
-                o.para(&format!("{head}  "), 7, 7, "the input is empty", &|s| {
-                    p.plain(s)
-                })?;
-            }
-            Some("unknown-pattern") => {
-                let head = p.warn(&p.head("UNKNOWN"));
-                o.para(
-                    &format!("{head}  "),
-                    9,
-                    9,
-                    &format!(
-                        "no known failure pattern in {}; the last error-looking lines:",
-                        count(lines, "line")
-                    ),
-                    &|s| p.plain(s),
-                )?;
-                for e in nf.map_or(&[][..], |n| &n.lines[..]) {
-                    let r = format!("{}  ", line_ref(e.line, &e.file));
-                    let room = width.saturating_sub(9 + cols(&r)).max(20);
-                    writeln!(
-                        o.w,
-                        "         {}{}",
-                        p.dim(&r),
-                        shorten_middle(&e.text, room)
-                    )?;
-                }
-                if let Some(e) = nf.and_then(|n| n.ends_during.as_ref()) {
-                    o.para("         ", 9, 9, &ends_during_words(e), &|s| p.plain(s))?;
-                }
-            }
-            Some("not-in-log") => {
-                let head = p.warn(&p.head("NOT IN LOG"));
-                o.para(
-                    &format!("{head}  "),
-                    12,
-                    12,
-                    &format!(
-                        "the run failed (see above), but its {} show no error line",
-                        count(lines, "line")
-                    ),
-                    &|s| p.plain(s),
-                )?;
-            }
-            Some("unfinished") => {
-                let head = p.warn(&p.head("UNFINISHED"));
-                let e = nf.and_then(|n| n.ends_during.as_ref());
-                o.para(
-                    &format!("{head}  "),
-                    12,
-                    12,
-                    &e.map_or_else(String::new, ends_during_words),
-                    &|s| p.plain(s),
-                )?;
-            }
-            _ => {
-                let ok = p.good(&p.head("OK"));
-                o.para(
-                    &format!("{ok}  "),
-                    4,
-                    4,
-                    &format!("no failure found in {}", count(lines, "line")),
-                    &|s| p.plain(s),
-                )?;
-            }
-        }
+        text_no_failure(r, &p, &mut o)?;
         for n in &r.notes {
             o.para("   note  ", 9, 11, n, &|s| p.plain(s))?;
         }
         similar_text(&r.similar, &p, &mut o)?;
         return timeline_and_warnings(r, &p, &mut o);
     };
+    failure_text(r, f, &p, &mut o)?;
+    other_inputs_text(r, &p, &mut o)?;
+    o.nl()?;
+    top_causes_text(r, style, &p, &mut o)?;
+    if !r.notes.is_empty() {
+        writeln!(o.w, "{}", p.head("NOTES"))?;
+        for n in &r.notes {
+            o.para("   ", 3, 5, n, &|s| p.plain(s))?;
+        }
+        o.nl()?;
+    }
+    similar_text(&r.similar, &p, &mut o)?;
+    timeline_and_warnings(r, &p, &mut o)
+}
+
+/// The head line when there is no failure: empty, unknown pattern, not in the log,
+/// unfinished, or OK.
+fn text_no_failure(r: &Report, p: &Paint, o: &mut Out) -> io::Result<()> {
+    let lines: u64 = r.inputs.iter().map(|i| i.lines).sum();
+    let nf = r.no_failure.as_ref();
+    match nf.map(|n| n.reason.as_str()) {
+        Some("empty") => {
+            let head = p.warn(&p.head("EMPTY"));
+            o.para(&format!("{head}  "), 7, 7, "the input is empty", &|s| {
+                p.plain(s)
+            })?;
+        }
+        Some("unknown-pattern") => unknown_pattern_text(nf, lines, p, o)?,
+        Some("not-in-log") => {
+            let head = p.warn(&p.head("NOT IN LOG"));
+            o.para(
+                &format!("{head}  "),
+                12,
+                12,
+                &format!(
+                    "the run failed (see above), but its {} show no error line",
+                    count(lines, "line")
+                ),
+                &|s| p.plain(s),
+            )?;
+        }
+        Some("unfinished") => {
+            let head = p.warn(&p.head("UNFINISHED"));
+            let e = nf.and_then(|n| n.ends_during.as_ref());
+            o.para(
+                &format!("{head}  "),
+                12,
+                12,
+                &e.map_or_else(String::new, ends_during_words),
+                &|s| p.plain(s),
+            )?;
+        }
+        _ => {
+            let ok = p.good(&p.head("OK"));
+            o.para(
+                &format!("{ok}  "),
+                4,
+                4,
+                &format!("no failure found in {}", count(lines, "line")),
+                &|s| p.plain(s),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// No known failure pattern: the head, the last error-looking lines, and where the log ends.
+fn unknown_pattern_text(
+    nf: Option<&crate::NoFailure>,
+    lines: u64,
+    p: &Paint,
+    o: &mut Out,
+) -> io::Result<()> {
+    let head = p.warn(&p.head("UNKNOWN"));
+    o.para(
+        &format!("{head}  "),
+        9,
+        9,
+        &format!(
+            "no known failure pattern in {}; the last error-looking lines:",
+            count(lines, "line")
+        ),
+        &|s| p.plain(s),
+    )?;
+    for e in nf.map_or(&[][..], |n| &n.lines[..]) {
+        let r = format!("{}  ", line_ref(e.line, &e.file));
+        let room = o.width.saturating_sub(9 + cols(&r)).max(20);
+        writeln!(
+            o.w,
+            "         {}{}",
+            p.dim(&r),
+            shorten_middle(&e.text, room)
+        )?;
+    }
+    if let Some(e) = nf.and_then(|n| n.ends_during.as_ref()) {
+        o.para("         ", 9, 9, &ends_during_words(e), &|s| p.plain(s))?;
+    }
+    Ok(())
+}
+
+/// The failure: its header, message, surfaced error, sync point, phase and first root input.
+fn failure_text(r: &Report, f: &crate::Failure, p: &Paint, o: &mut Out) -> io::Result<()> {
     let mut where_ = vec![f.class.to_string(), f.phase.to_string()];
     where_.extend(rank_line_time(f));
     let ind = "         ";
+    let width = o.width;
     let body = width.saturating_sub(ind.len()).max(20);
     // The header's pieces (class, phase, rank, line, time) move whole to the next line:
     // a timestamp is never broken between its date and its time.
@@ -657,6 +693,13 @@ fn text(r: &Report, style: Style, width: usize, w: &mut dyn Write) -> io::Result
             &|s| p.dim(s),
         )?;
     }
+    Ok(())
+}
+
+/// One ALSO head and message per other input that failed too.
+fn other_inputs_text(r: &Report, p: &Paint, o: &mut Out) -> io::Result<()> {
+    let ind = "         ";
+    let body = o.width.saturating_sub(ind.len()).max(20);
     for x in &r.other_inputs {
         let rank = x.rank.map(|k| format!(" · rank {k}")).unwrap_or_default();
         let head = format!("{} · {}{rank} · {}:{}", x.class, x.phase, x.file, x.line);
@@ -667,7 +710,11 @@ fn text(r: &Report, style: Style, width: usize, w: &mut dyn Write) -> io::Result
             p.plain(s)
         })?;
     }
-    o.nl()?;
+    Ok(())
+}
+
+/// The top causes, their names padded to one column, then the lower ones in a line.
+fn top_causes_text(r: &Report, style: Style, p: &Paint, o: &mut Out) -> io::Result<()> {
     if !r.hypotheses.is_empty() {
         writeln!(o.w, "{}", p.head("CAUSES"))?;
         let cause_w = r
@@ -679,22 +726,14 @@ fn text(r: &Report, style: Style, width: usize, w: &mut dyn Write) -> io::Result
             .unwrap_or(0)
             .max(18);
         for i in 0..r.hypotheses.len().min(style.top) {
-            hypothesis_text(&r.hypotheses, i, cause_w, &p, &mut o)?;
+            hypothesis_text(&r.hypotheses, i, cause_w, p, o)?;
         }
         if let Some(rest) = lower_causes(r, style.top) {
             o.para("   ", 3, 5, &format!("also: {rest}"), &|s| p.dim(s))?;
         }
         o.nl()?;
     }
-    if !r.notes.is_empty() {
-        writeln!(o.w, "{}", p.head("NOTES"))?;
-        for n in &r.notes {
-            o.para("   ", 3, 5, n, &|s| p.plain(s))?;
-        }
-        o.nl()?;
-    }
-    similar_text(&r.similar, &p, &mut o)?;
-    timeline_and_warnings(r, &p, &mut o)
+    Ok(())
 }
 
 /// `owner/repo#123` for a GitHub thread, else the address as given.
@@ -946,6 +985,22 @@ fn timeline_steps(t: &[TimelineEntry], fin: Option<(String, Phase)>) -> Vec<(Str
     steps
 }
 
+/// A piece of a folded timeline: one step, earlier runs folded by their cycle, or
+/// launches counted but not kept.
+enum Block {
+    Step(String, bool),
+    Runs {
+        n: u64,
+        /// What each run of the cycle ended with; one entry for a run of one failure.
+        cycle: Vec<String>,
+        same_as_final: bool,
+        lines: (u64, u64),
+        /// Launches counted, not kept, folded in: (first run offset, count).
+        unseen: Vec<(u64, u64)>,
+    },
+    Unseen(u64),
+}
+
 /// The timeline's steps with earlier runs folded (every format shares the folding; `step`
 /// writes one step of the diagnosed run in the format's own way).
 fn folded_steps(
@@ -953,20 +1008,17 @@ fn folded_steps(
     fin: Option<(String, Phase)>,
     step: &dyn Fn(&TimelineEntry) -> String,
 ) -> Vec<(String, bool)> {
-    /// Earlier runs folded by their cycle, or launches counted but not kept.
-    enum Block {
-        Step(String, bool),
-        Runs {
-            n: u64,
-            /// What each run of the cycle ended with; one entry for a run of one failure.
-            cycle: Vec<String>,
-            same_as_final: bool,
-            lines: (u64, u64),
-            /// Launches counted, not kept, folded in: (first run offset, count).
-            unseen: Vec<(u64, u64)>,
-        },
-        Unseen(u64),
-    }
+    let blocks = timeline_blocks(t, &fin, step);
+    blocks_steps(merge_unseen(blocks))
+}
+
+/// The timeline's entries as blocks: this run's steps one by one, earlier runs folded by
+/// the cycle that covers most of them.
+fn timeline_blocks(
+    t: &[TimelineEntry],
+    fin: &Option<(String, Phase)>,
+    step: &dyn Fn(&TimelineEntry) -> String,
+) -> Vec<Block> {
     // The last failed step is this run's failure; failed steps before the first milestone
     // of the last run are earlier runs.
     let last_failed = t.iter().rposition(|e| e.failed);
@@ -990,21 +1042,10 @@ fn folded_steps(
         while end < t.len() && earlier(end) && t[end].runs.is_none() {
             end += 1;
         }
-        let same = |a: usize, b: usize| t[a].label == t[b].label && t[a].phase == t[b].phase;
-        let (period, reps) = (1..=3usize)
-            .map(|p| {
-                let mut k = 1;
-                while i + (k + 1) * p <= end && (0..p).all(|x| same(i + x, i + k * p + x)) {
-                    k += 1;
-                }
-                (p, k)
-            })
-            .filter(|&(p, k)| p == 1 || k >= 2)
-            .max_by_key(|&(p, k)| (p * k, std::cmp::Reverse(p)))
-            .unwrap_or((1, 1));
+        let (period, reps) = best_cycle(t, i, end);
         let last = i + period * reps - 1;
         let cycle: Vec<(String, bool)> =
-            (0..period).map(|x| earlier_what(&fin, &t[i + x])).collect();
+            (0..period).map(|x| earlier_what(fin, &t[i + x])).collect();
         blocks.push(Block::Runs {
             n: (period * reps) as u64,
             same_as_final: period == 1 && cycle[0].1,
@@ -1014,9 +1055,30 @@ fn folded_steps(
         });
         i = last + 1;
     }
-    // Launches counted but not kept between runs of one and the same failure are that
-    // failure repeated (the scanner only stops keeping lines it has seen many times):
-    // they fold into the runs around them.
+    blocks
+}
+
+/// The cycle (period of 1 to 3 steps, and its repetitions) from `i` that covers most of
+/// the earlier steps up to `end`, the shorter period on a tie.
+fn best_cycle(t: &[TimelineEntry], i: usize, end: usize) -> (usize, usize) {
+    let same = |a: usize, b: usize| t[a].label == t[b].label && t[a].phase == t[b].phase;
+    (1..=3usize)
+        .map(|p| {
+            let mut k = 1;
+            while i + (k + 1) * p <= end && (0..p).all(|x| same(i + x, i + k * p + x)) {
+                k += 1;
+            }
+            (p, k)
+        })
+        .filter(|&(p, k)| p == 1 || k >= 2)
+        .max_by_key(|&(p, k)| (p * k, std::cmp::Reverse(p)))
+        .unwrap_or((1, 1))
+}
+
+/// Launches counted but not kept between runs of one and the same failure are that
+/// failure repeated (the scanner only stops keeping lines it has seen many times):
+/// they fold into the runs around them.
+fn merge_unseen(blocks: Vec<Block>) -> Vec<Block> {
     let mut merged: Vec<Block> = Vec::new();
     for b in blocks {
         let fold = match (&b, merged.as_slice()) {
@@ -1050,6 +1112,11 @@ fn folded_steps(
             lines.1 = l2.1;
         }
     }
+    merged
+}
+
+/// The blocks as steps, each earlier run numbered from the first.
+fn blocks_steps(merged: Vec<Block>) -> Vec<(String, bool)> {
     let mut steps: Vec<(String, bool)> = Vec::new();
     let mut run_no = 0u64;
     for b in merged {
@@ -1073,43 +1140,56 @@ fn folded_steps(
                 lines,
                 unseen,
             } => {
-                let mut where_ = if n > 1 {
-                    format!("lines {}-{}", lines.0, lines.1)
-                } else {
-                    format!("line {}", lines.0)
-                };
-                for (at, k) in &unseen {
-                    where_.push_str(&format!(
-                        "; runs {}-{} counted, not read",
-                        run_no + at + 1,
-                        run_no + at + k
-                    ));
-                }
-                let runs = if n > 1 {
-                    format!("runs {}-{}", run_no + 1, run_no + n)
-                } else {
-                    format!("run {}", run_no + 1)
-                };
-                let label = if cycle.len() == 1 {
-                    let times = if n > 1 {
-                        format!(", ×{n}")
-                    } else {
-                        " ✗".to_string()
-                    };
-                    match same_as_final {
-                        true => format!("{runs}: the same failure, {}{times} ({where_})", cycle[0]),
-                        false => format!("{runs}: {}{times} ({where_})", cycle[0]),
-                    }
-                } else {
-                    let reps = n / cycle.len() as u64;
-                    format!("{runs}: {}, ×{reps} ({where_})", cycle.join(", then "))
-                };
+                let label = runs_label(run_no, n, &cycle, same_as_final, lines, &unseen);
                 steps.push((label, true));
                 run_no += n;
             }
         }
     }
     steps
+}
+
+/// One step for `n` earlier runs after `run_no`: which runs, what they ended with, and
+/// their lines (with the launches counted but not read among them).
+fn runs_label(
+    run_no: u64,
+    n: u64,
+    cycle: &[String],
+    same_as_final: bool,
+    lines: (u64, u64),
+    unseen: &[(u64, u64)],
+) -> String {
+    let mut where_ = if n > 1 {
+        format!("lines {}-{}", lines.0, lines.1)
+    } else {
+        format!("line {}", lines.0)
+    };
+    for (at, k) in unseen {
+        where_.push_str(&format!(
+            "; runs {}-{} counted, not read",
+            run_no + at + 1,
+            run_no + at + k
+        ));
+    }
+    let runs = if n > 1 {
+        format!("runs {}-{}", run_no + 1, run_no + n)
+    } else {
+        format!("run {}", run_no + 1)
+    };
+    if cycle.len() == 1 {
+        let times = if n > 1 {
+            format!(", ×{n}")
+        } else {
+            " ✗".to_string()
+        };
+        match same_as_final {
+            true => format!("{runs}: the same failure, {}{times} ({where_})", cycle[0]),
+            false => format!("{runs}: {}{times} ({where_})", cycle[0]),
+        }
+    } else {
+        let reps = n / cycle.len() as u64;
+        format!("{runs}: {}, ×{reps} ({where_})", cycle.join(", then "))
+    }
 }
 
 /// What an earlier run's step says (`device-side-assert in decode`), and whether it is
@@ -1126,7 +1206,35 @@ fn earlier_what(fin: &Option<(String, Phase)>, e: &TimelineEntry) -> (String, bo
     (format!("{what}{phase}"), same)
 }
 
+/// The end of the text report: the timeline, the warnings, notes on the inputs, and what
+/// was read.
 fn timeline_and_warnings(r: &Report, p: &Paint, o: &mut Out) -> io::Result<()> {
+    timeline_text(r, p, o)?;
+    warnings_text(r, p, o)?;
+    let lines: u64 = r.inputs.iter().map(|i| i.lines).sum();
+    let bytes: u64 = r.inputs.iter().map(|i| i.bytes).sum();
+    for i in &r.inputs {
+        if let Some(n) = &i.note {
+            o.para("", 0, 2, &format!("input {}: {}", i.path, n), &|s| p.bad(s))?;
+        }
+    }
+    o.para(
+        "",
+        0,
+        2,
+        &format!(
+            "read {} ({}) from {} · {}",
+            count(lines, "line"),
+            human_bytes(bytes),
+            count(r.inputs.len() as u64, "input"),
+            r.rosetta
+        ),
+        &|s| p.dim(s),
+    )
+}
+
+/// The timeline, its steps packed into lines with failed steps painted.
+fn timeline_text(r: &Report, p: &Paint, o: &mut Out) -> io::Result<()> {
     if !r.timeline.is_empty() {
         // Lay the plain steps out first, then colour each: a step is never split between
         // lines unless it is longer than a line by itself.
@@ -1157,6 +1265,11 @@ fn timeline_and_warnings(r: &Report, p: &Paint, o: &mut Out) -> io::Result<()> {
             }
         }
     }
+    Ok(())
+}
+
+/// The first twelve warnings with their place, count, ranks and notes, and how many more.
+fn warnings_text(r: &Report, p: &Paint, o: &mut Out) -> io::Result<()> {
     if !r.warnings.is_empty() {
         o.nl()?;
         writeln!(
@@ -1204,26 +1317,7 @@ fn timeline_and_warnings(r: &Report, p: &Paint, o: &mut Out) -> io::Result<()> {
             )?;
         }
     }
-    let lines: u64 = r.inputs.iter().map(|i| i.lines).sum();
-    let bytes: u64 = r.inputs.iter().map(|i| i.bytes).sum();
-    for i in &r.inputs {
-        if let Some(n) = &i.note {
-            o.para("", 0, 2, &format!("input {}: {}", i.path, n), &|s| p.bad(s))?;
-        }
-    }
-    o.para(
-        "",
-        0,
-        2,
-        &format!(
-            "read {} ({}) from {} · {}",
-            count(lines, "line"),
-            human_bytes(bytes),
-            count(r.inputs.len() as u64, "input"),
-            r.rosetta
-        ),
-        &|s| p.dim(s),
-    )
+    Ok(())
 }
 
 /// The reports behind a hypothesis: thread (or case id) and similarity.
@@ -1559,6 +1653,7 @@ fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// The standalone HTML page: its head, then one section after another.
 fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
     writeln!(
         w,
@@ -1567,58 +1662,86 @@ fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
     writeln!(w, "<style>body{{font:14px/1.45 system-ui,sans-serif;max-width:980px;margin:2em auto;padding:0 1em}}code,pre{{font:12px ui-monospace,monospace}}pre{{background:#f6f6f6;padding:.6em;overflow:auto}}.fail{{color:#b00}}table{{border-collapse:collapse}}td,th{{border-bottom:1px solid #ddd;padding:.3em .6em;text-align:left;vertical-align:top}}</style></head><body>")?;
     writeln!(w, "<h1>rosetta diagnosis</h1>")?;
     match &r.failure {
-        None => match r.no_failure.as_ref() {
-            Some(n) if n.reason == "empty" => writeln!(w, "<p>The input is empty.</p>")?,
-            Some(n) if n.reason == "unknown-pattern" => {
-                writeln!(
-                    w,
-                    "<p>No known failure pattern; the last error-looking lines:</p><pre>"
-                )?;
-                for e in &n.lines {
-                    writeln!(w, "{}: {}", esc(&line_ref(e.line, &e.file)), esc(&e.text))?;
-                }
-                writeln!(w, "</pre>")?;
-                if let Some(e) = &n.ends_during {
-                    writeln!(w, "<p>{}</p>", esc(&ends_during_words(e)))?;
-                }
+        None => html_no_failure(r, w)?,
+        Some(f) => html_failure(r, f, w)?,
+    }
+    html_other_inputs(r, w)?;
+    html_hypotheses(r, w)?;
+    html_notes(r, w)?;
+    html_similar(r, w)?;
+    html_timeline(r, w)?;
+    html_warnings(r, w)?;
+    writeln!(w, "<p><small>{}</small></p></body></html>", esc(&r.rosetta))
+}
+
+/// Why there is no failure: an empty input, the last error-looking lines, or an unfinished run.
+fn html_no_failure(r: &Report, w: &mut dyn Write) -> io::Result<()> {
+    match r.no_failure.as_ref() {
+        Some(n) if n.reason == "empty" => writeln!(w, "<p>The input is empty.</p>")?,
+        Some(n) if n.reason == "unknown-pattern" => {
+            writeln!(
+                w,
+                "<p>No known failure pattern; the last error-looking lines:</p><pre>"
+            )?;
+            for e in &n.lines {
+                writeln!(w, "{}: {}", esc(&line_ref(e.line, &e.file)), esc(&e.text))?;
             }
-            Some(n) if n.reason == "unfinished" => {
-                let words = n
-                    .ends_during
-                    .as_ref()
-                    .map_or_else(String::new, ends_during_words);
-                writeln!(w, "<p><strong>Unfinished:</strong> {}</p>", esc(&words))?;
-            }
-            _ => writeln!(w, "<p>No failure found.</p>")?,
-        },
-        Some(f) => {
-            let mut head = vec![f.class.to_string(), f.phase.to_string()];
-            head.extend(rank_line_time(f));
-            writeln!(w, "<h2 class=\"fail\">{}</h2>", esc(&head.join(" · ")))?;
-            writeln!(w, "<pre>{}</pre>", esc(&f.message))?;
-            if let Some(s) = &f.surfaced {
-                writeln!(
-                    w,
-                    "<p>Then at {}: <code>{}</code></p>",
-                    esc(&line_ref(Some(s.line), &f.file)),
-                    esc(&s.message)
-                )?;
-            }
-            if f.asynchronous {
-                writeln!(w, "<p>Asynchronous: the traceback names a sync point{}, not the failing kernel.</p>", f.sync_point.as_ref().map(|s| format!(" (<code>{}</code>)", esc(s))).unwrap_or_default())?;
-            }
-            if !f.phase_reason.is_empty() {
-                writeln!(w, "<p>Phase {}</p>", esc(&phase_words(f)))?;
-            }
-            if let Some(file) = &r.first_root_error_in {
-                writeln!(
-                    w,
-                    "<p><code>{}</code> holds the first root error.</p>",
-                    esc(file)
-                )?;
+            writeln!(w, "</pre>")?;
+            if let Some(e) = &n.ends_during {
+                writeln!(w, "<p>{}</p>", esc(&ends_during_words(e)))?;
             }
         }
+        Some(n) if n.reason == "unfinished" => {
+            let words = n
+                .ends_during
+                .as_ref()
+                .map_or_else(String::new, ends_during_words);
+            writeln!(w, "<p><strong>Unfinished:</strong> {}</p>", esc(&words))?;
+        }
+        _ => writeln!(w, "<p>No failure found.</p>")?,
     }
+    Ok(())
+}
+
+/// The failure: its heading, message, surfaced error, sync point, phase and first root input.
+fn html_failure(r: &Report, f: &crate::Failure, w: &mut dyn Write) -> io::Result<()> {
+    let mut head = vec![f.class.to_string(), f.phase.to_string()];
+    head.extend(rank_line_time(f));
+    writeln!(w, "<h2 class=\"fail\">{}</h2>", esc(&head.join(" · ")))?;
+    writeln!(w, "<pre>{}</pre>", esc(&f.message))?;
+    if let Some(s) = &f.surfaced {
+        writeln!(
+            w,
+            "<p>Then at {}: <code>{}</code></p>",
+            esc(&line_ref(Some(s.line), &f.file)),
+            esc(&s.message)
+        )?;
+    }
+    if f.asynchronous {
+        writeln!(
+            w,
+            "<p>Asynchronous: the traceback names a sync point{}, not the failing kernel.</p>",
+            f.sync_point
+                .as_ref()
+                .map(|s| format!(" (<code>{}</code>)", esc(s)))
+                .unwrap_or_default()
+        )?;
+    }
+    if !f.phase_reason.is_empty() {
+        writeln!(w, "<p>Phase {}</p>", esc(&phase_words(f)))?;
+    }
+    if let Some(file) = &r.first_root_error_in {
+        writeln!(
+            w,
+            "<p><code>{}</code> holds the first root error.</p>",
+            esc(file)
+        )?;
+    }
+    Ok(())
+}
+
+/// One heading and message per other input that failed too.
+fn html_other_inputs(r: &Report, w: &mut dyn Write) -> io::Result<()> {
     for o in &r.other_inputs {
         writeln!(
             w,
@@ -1630,48 +1753,63 @@ fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
             esc(&o.message)
         )?;
     }
+    Ok(())
+}
+
+/// The causes table, one row per hypothesis.
+fn html_hypotheses(r: &Report, w: &mut dyn Write) -> io::Result<()> {
     if !r.hypotheses.is_empty() {
         writeln!(w, "<h2>Causes</h2><table><tr><th>#</th><th>cause</th><th>confidence</th><th>summary and evidence</th><th>try</th></tr>")?;
         for (i, h) in r.hypotheses.iter().enumerate() {
-            let ev: String = h
-                .evidence
-                .iter()
-                .map(|e| {
-                    format!(
-                        "<br><code>{}: {}</code>",
-                        line_ref(e.line, &e.file),
-                        esc(&shorten_middle(&e.text, 300))
-                    )
-                })
-                .collect();
-            let tries: String = experiments_shown(&r.hypotheses, i, usize::MAX)
-                .iter()
-                .map(|x| format!("<li>{}</li>", esc(x)))
-                .collect();
-            let ev = match no_evidence_text(h) {
-                Some(t) => format!("<br><i>{}</i>{ev}", esc(t)),
-                None => ev,
-            };
-            let refs: String = h
-                .references
-                .iter()
-                .map(|u| {
-                    if u.starts_with("http") {
-                        format!("<br><a href=\"{}\">{}</a>", esc(u), esc(&thread_name(u)))
-                    } else {
-                        format!("<br>{}", esc(u))
-                    }
-                })
-                .collect();
-            let why = h
-                .why
-                .as_ref()
-                .map(|y| format!("<br><i>why: {}</i>", esc(y)))
-                .unwrap_or_default();
-            writeln!(w, "<tr><td>{}</td><td><code>{}</code></td><td>{:.2}</td><td>{}{}{}{}</td><td><ul>{}</ul></td></tr>", i + 1, h.cause, h.confidence, esc(&summary_with_cases(&r.hypotheses, i)), why, ev, refs, tries)?;
+            html_hypothesis_row(r, i, h, w)?;
         }
         writeln!(w, "</table>")?;
     }
+    Ok(())
+}
+
+/// One cause's row: summary, why, evidence (or why there is none), references and what to try.
+fn html_hypothesis_row(r: &Report, i: usize, h: &Hypothesis, w: &mut dyn Write) -> io::Result<()> {
+    let ev: String = h
+        .evidence
+        .iter()
+        .map(|e| {
+            format!(
+                "<br><code>{}: {}</code>",
+                line_ref(e.line, &e.file),
+                esc(&shorten_middle(&e.text, 300))
+            )
+        })
+        .collect();
+    let tries: String = experiments_shown(&r.hypotheses, i, usize::MAX)
+        .iter()
+        .map(|x| format!("<li>{}</li>", esc(x)))
+        .collect();
+    let ev = match no_evidence_text(h) {
+        Some(t) => format!("<br><i>{}</i>{ev}", esc(t)),
+        None => ev,
+    };
+    let refs: String = h
+        .references
+        .iter()
+        .map(|u| {
+            if u.starts_with("http") {
+                format!("<br><a href=\"{}\">{}</a>", esc(u), esc(&thread_name(u)))
+            } else {
+                format!("<br>{}", esc(u))
+            }
+        })
+        .collect();
+    let why = h
+        .why
+        .as_ref()
+        .map(|y| format!("<br><i>why: {}</i>", esc(y)))
+        .unwrap_or_default();
+    writeln!(w, "<tr><td>{}</td><td><code>{}</code></td><td>{:.2}</td><td>{}{}{}{}</td><td><ul>{}</ul></td></tr>", i + 1, h.cause, h.confidence, esc(&summary_with_cases(&r.hypotheses, i)), why, ev, refs, tries)
+}
+
+/// The notes, with those about the inputs, as a list.
+fn html_notes(r: &Report, w: &mut dyn Write) -> io::Result<()> {
     let notes = notes_with_inputs(r);
     if !notes.is_empty() {
         writeln!(w, "<h2>Notes</h2><ul>")?;
@@ -1680,6 +1818,11 @@ fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
         }
         writeln!(w, "</ul>")?;
     }
+    Ok(())
+}
+
+/// The similar reports table: similarity, thread, cause and fix.
+fn html_similar(r: &Report, w: &mut dyn Write) -> io::Result<()> {
     if !r.similar.is_empty() {
         writeln!(w, "<h2>Similar reports</h2><table><tr><th>similarity</th><th>thread</th><th>cause</th><th>fix</th></tr>")?;
         for s in &r.similar {
@@ -1704,6 +1847,11 @@ fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
         }
         writeln!(w, "</table>")?;
     }
+    Ok(())
+}
+
+/// The timeline of every input, folded, as one ordered list.
+fn html_timeline(r: &Report, w: &mut dyn Write) -> io::Result<()> {
     if !r.timeline.is_empty() {
         writeln!(w, "<h2>Timeline</h2><ol>")?;
         let step = |t: &TimelineEntry| {
@@ -1729,6 +1877,11 @@ fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
         }
         writeln!(w, "</ol>")?;
     }
+    Ok(())
+}
+
+/// Every warning with its place and count.
+fn html_warnings(r: &Report, w: &mut dyn Write) -> io::Result<()> {
     if !r.warnings.is_empty() {
         writeln!(
             w,
@@ -1747,7 +1900,7 @@ fn html(r: &Report, w: &mut dyn Write) -> io::Result<()> {
         }
         writeln!(w, "</pre>")?;
     }
-    writeln!(w, "<p><small>{}</small></p></body></html>", esc(&r.rosetta))
+    Ok(())
 }
 
 #[cfg(test)]
