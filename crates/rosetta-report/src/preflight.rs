@@ -299,37 +299,82 @@ fn memory_lines(m: &MemoryPlan) -> Vec<String> {
     out
 }
 
-fn text(r: &PreflightReport, color: bool, width: usize, w: &mut dyn Write) -> io::Result<()> {
-    let paint = |code: &str, s: &str| {
-        if color {
+/// Text laid out for a terminal: colour when asked, every line wrapped to `width`.
+struct TextLayout {
+    color: bool,
+    width: usize,
+}
+
+impl TextLayout {
+    /// `s` in the ANSI style `code`, or as is without colour.
+    fn paint(&self, code: &str, s: &str) -> String {
+        if self.color {
             format!("\x1b[{code}m{s}\x1b[0m")
         } else {
             s.to_string()
         }
-    };
-    // Every line wraps to the width as `diagnose` wraps its own; the painted lead is laid
-    // out by its plain width, so colour never shifts a column.
-    let para = |lead: &str, lead_w: usize, indent: usize, text: &str| {
-        crate::render::paragraph(lead, lead_w, indent, text, width)
-    };
+    }
+
+    /// Every line wraps to the width as `diagnose` wraps its own; the painted lead is laid
+    /// out by its plain width, so colour never shifts a column.
+    fn para(&self, lead: &str, lead_w: usize, indent: usize, text: &str) -> String {
+        crate::render::paragraph(lead, lead_w, indent, text, self.width)
+    }
+}
+
+/// The terminal report: the verdict and what was checked, the findings, the memory plan
+/// and what was not checked.
+fn text(r: &PreflightReport, color: bool, width: usize, w: &mut dyn Write) -> io::Result<()> {
+    let t = TextLayout { color, width };
+    text_head(r, &t, w)?;
+    if !r.findings.is_empty() {
+        writeln!(w)?;
+        writeln!(w, "{}", t.paint("1", "FINDINGS"))?;
+    }
+    for f in &r.findings {
+        text_finding(f, &t, w)?;
+    }
+    if let Some(m) = &r.memory {
+        writeln!(w)?;
+        writeln!(w, "{}", t.paint("1", "MEMORY (per GPU)"))?;
+        for l in memory_lines(m) {
+            writeln!(w, "{}", t.para("   ", 3, 5, &l))?;
+        }
+        for n in &m.notes {
+            writeln!(w, "{}", t.para("   ", 3, 5, &format!("note: {n}")))?;
+        }
+    }
+    if !r.notes.is_empty() {
+        writeln!(w)?;
+        writeln!(w, "{}", t.paint("1", "NOT CHECKED"))?;
+        for n in &r.notes {
+            writeln!(w, "{}", t.para("   ", 3, 5, n))?;
+        }
+    }
+    Ok(())
+}
+
+/// The verdict, painted by its worst finding, then what was checked and where the
+/// machine's facts came from.
+fn text_head(r: &PreflightReport, t: &TextLayout, w: &mut dyn Write) -> io::Result<()> {
     let v = verdict(r);
     let v = if r.has_blocker() {
-        paint("1;31", &v)
+        t.paint("1;31", &v)
     } else if r.count(Severity::Risk) > 0 || r.checked_nothing() {
-        paint("1;33", &v)
+        t.paint("1;33", &v)
     } else {
-        paint("1;32", &v)
+        t.paint("1;32", &v)
     };
     writeln!(w, "PREFLIGHT {v}")?;
     let about = what(&r.facts);
     if !about.is_empty() {
-        writeln!(w, "{}", para("          ", 10, 10, &about))?;
+        writeln!(w, "{}", t.para("          ", 10, 10, &about))?;
     }
     if !r.facts.machine_from.is_empty() {
         writeln!(
             w,
             "{}",
-            para(
+            t.para(
                 "          ",
                 10,
                 12,
@@ -337,55 +382,36 @@ fn text(r: &PreflightReport, color: bool, width: usize, w: &mut dyn Write) -> io
             )
         )?;
     }
-    if !r.findings.is_empty() {
-        writeln!(w)?;
-        writeln!(w, "{}", paint("1", "FINDINGS"))?;
-    }
-    for f in &r.findings {
-        let tag = format!("{:<7}", f.severity.as_str());
-        let tag_w = tag.chars().count();
-        let tag = match f.severity {
-            Severity::Blocker => paint("1;31", &tag),
-            Severity::Risk => paint("33", &tag),
-            Severity::Info => paint("2", &tag),
-        };
-        let lead = format!(" {tag} {:<17} ", f.cause.as_str());
-        let lead_w = 1 + tag_w + 1 + f.cause.as_str().chars().count().max(17) + 1;
-        writeln!(w, "{}", para(&lead, lead_w, lead_w, &f.message))?;
-        let label = |l: &str| format!("     {l:<10}");
-        for e in &f.evidence {
-            writeln!(w, "{}", para(&label("evidence"), 15, 17, e))?;
-        }
-        if let Some(c) = &f.crash {
-            writeln!(w, "{}", para(&label("crash"), 15, 15, c))?;
-        }
-        if let Some(y) = &f.why {
-            writeln!(w, "{}", para(&label("why"), 15, 15, y))?;
-        }
-        if let Some(x) = &f.fix {
-            // What the user types: wrapped at spaces, never cut.
-            writeln!(w, "{}", para(&label("fix"), 15, 17, x))?;
-        }
-        writeln!(w, "{}", para(&label("rule"), 15, 15, &f.rule))?;
-    }
-    if let Some(m) = &r.memory {
-        writeln!(w)?;
-        writeln!(w, "{}", paint("1", "MEMORY (per GPU)"))?;
-        for l in memory_lines(m) {
-            writeln!(w, "{}", para("   ", 3, 5, &l))?;
-        }
-        for n in &m.notes {
-            writeln!(w, "{}", para("   ", 3, 5, &format!("note: {n}")))?;
-        }
-    }
-    if !r.notes.is_empty() {
-        writeln!(w)?;
-        writeln!(w, "{}", paint("1", "NOT CHECKED"))?;
-        for n in &r.notes {
-            writeln!(w, "{}", para("   ", 3, 5, n))?;
-        }
-    }
     Ok(())
+}
+
+/// One finding: severity, cause and message, then its evidence, crash, why, fix and rule.
+fn text_finding(f: &PreflightFinding, t: &TextLayout, w: &mut dyn Write) -> io::Result<()> {
+    let tag = format!("{:<7}", f.severity.as_str());
+    let tag_w = tag.chars().count();
+    let tag = match f.severity {
+        Severity::Blocker => t.paint("1;31", &tag),
+        Severity::Risk => t.paint("33", &tag),
+        Severity::Info => t.paint("2", &tag),
+    };
+    let lead = format!(" {tag} {:<17} ", f.cause.as_str());
+    let lead_w = 1 + tag_w + 1 + f.cause.as_str().chars().count().max(17) + 1;
+    writeln!(w, "{}", t.para(&lead, lead_w, lead_w, &f.message))?;
+    let label = |l: &str| format!("     {l:<10}");
+    for e in &f.evidence {
+        writeln!(w, "{}", t.para(&label("evidence"), 15, 17, e))?;
+    }
+    if let Some(c) = &f.crash {
+        writeln!(w, "{}", t.para(&label("crash"), 15, 15, c))?;
+    }
+    if let Some(y) = &f.why {
+        writeln!(w, "{}", t.para(&label("why"), 15, 15, y))?;
+    }
+    if let Some(x) = &f.fix {
+        // What the user types: wrapped at spaces, never cut.
+        writeln!(w, "{}", t.para(&label("fix"), 15, 17, x))?;
+    }
+    writeln!(w, "{}", t.para(&label("rule"), 15, 15, &f.rule))
 }
 
 fn md(s: &str) -> String {
