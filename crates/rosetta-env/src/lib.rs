@@ -130,119 +130,19 @@ pub fn probe(opts: &Options) -> Result<EnvReport, EnvError> {
             GpuSource::Probe => Some(s.spawn(gpu::probe)),
             _ => None,
         };
-
-        // Which Python environment, and so which folders.
-        let mut sites: Vec<PathBuf> = Vec::new();
-        match &opts.python {
-            PythonSource::Skip => {}
-            PythonSource::SitePackages(dir) => {
-                std::fs::read_dir(dir).map_err(|source| EnvError::Read {
-                    path: dir.clone(),
-                    source,
-                })?;
-                sites.push(absolute(dir));
-                report.python = Some(PythonInfo {
-                    executable: None,
-                    version: None,
-                    site_packages: vec![absolute(dir).display().to_string()],
-                });
-            }
-            PythonSource::Interpreter(py) => {
-                let info = python::ask_interpreter(py)?;
-                sites.extend(info.site_packages.iter().map(PathBuf::from));
-                report.python = Some(info);
-            }
-            PythonSource::Auto => match python::default_interpreter() {
-                None => report.notes.push(
-                    "no Python interpreter found (python3 is not on PATH): name one with --python or --site-packages"
-                        .into(),
-                ),
-                Some(py) => match python::ask_interpreter(&py) {
-                    Ok(info) => {
-                        sites.extend(info.site_packages.iter().map(PathBuf::from));
-                        report.python = Some(info);
-                    }
-                    Err(e) => report.notes.push(format!("failed to {e}")),
-                },
-            },
-        }
-        if report
-            .python
-            .as_ref()
-            .is_some_and(|p| p.site_packages.is_empty())
-        {
-            report
-                .notes
-                .push("the interpreter lists no site-packages folder".into());
-        }
-
-        // Folders whose RECORD files tell who owns a scanned file.
-        let mut owner_sites = sites.clone();
-        for p in &opts.scan {
-            let abs = absolute(p);
-            if let Some(site) = abs.ancestors().find(|a| {
-                a.file_name()
-                    .is_some_and(|n| n == "site-packages" || n == "dist-packages")
-            }) {
-                if !owner_sites.iter().any(|s| s == site) {
-                    owner_sites.push(site.to_path_buf());
-                }
-            }
-        }
+        let sites = python_sites(&opts.python, &mut report)?;
+        let owner_sites = record_sites(&sites, &opts.scan);
         let dist_job = s.spawn(move || {
             owner_sites
                 .iter()
                 .map(|site| (site.clone(), python::read_site(site, threads.min(8))))
                 .collect::<Vec<_>>()
         });
-
-        let roots: Vec<scan::Root> = if opts.scan.is_empty() {
-            sites
-                .iter()
-                .map(|p| scan::Root {
-                    path: p.clone(),
-                    explicit: false,
-                })
-                .collect()
-        } else {
-            opts.scan
-                .iter()
-                .map(|p| scan::Root {
-                    path: absolute(p),
-                    explicit: true,
-                })
-                .collect()
-        };
+        let roots = roots_to_scan(opts, &sites);
         report.scan.roots = roots.iter().map(|r| r.path.display().to_string()).collect();
         let scanned = scan::scan_roots(&roots, threads)?;
-
         let site_dists = dist_job.join().unwrap_or_default();
-        let mut owners = python::Owners::default();
-        for (site, (dists, notes)) in &site_dists {
-            owners.add_site(site, dists);
-            if sites.contains(site) {
-                report
-                    .packages
-                    .extend(dists.iter().map(|d| d.package.clone()));
-                report.notes.extend(notes.iter().cloned());
-            }
-        }
-        let site_strings: Vec<String> = sites.iter().map(|p| p.display().to_string()).collect();
-        if opts.scan.is_empty() {
-            report.torch = python::torch_build(&site_strings, &report.packages);
-        }
-        report.libraries = scanned.libraries;
-        for lib in &mut report.libraries {
-            lib.package = owners.owner(Path::new(&lib.path));
-        }
-        report.notes.extend(scanned.notes);
-        report.scan.shared_objects = scanned.shared_objects;
-        report.scan.elf_files = scanned.elf_files;
-        report.scan.libraries = report.libraries.len() as u64;
-        report.scan.containers = scanned.figures.containers;
-        report.scan.entries = scanned.figures.entries;
-        report.scan.fatbin_bytes = report.libraries.iter().map(|l| l.fatbin_bytes).sum();
-
+        fill_found(&mut report, opts, &sites, &site_dists, scanned);
         match (&opts.gpus, gpu_job) {
             (_, Some(job)) => {
                 let g = job.join().unwrap_or_default();
@@ -255,8 +155,149 @@ pub fn probe(opts: &Options) -> Result<EnvReport, EnvError> {
         }
         Ok(())
     })?;
+    fill_compute_capabilities(&mut report, opts.cc_from_name);
+    report.targets = targets(&report.gpus, &opts.named);
+    report.judge();
+    look_deeper_where_short(&mut report, threads);
+    report.scan.elapsed_ms = started.elapsed().as_millis() as u64;
+    Ok(report)
+}
 
-    if let Some(lookup) = opts.cc_from_name {
+/// The site-packages folders of the Python environment asked for, with its facts and
+/// notes put into the report; an interpreter or folder the user named must answer.
+fn python_sites(python: &PythonSource, report: &mut EnvReport) -> Result<Vec<PathBuf>, EnvError> {
+    let mut sites: Vec<PathBuf> = Vec::new();
+    match python {
+        PythonSource::Skip => {}
+        PythonSource::SitePackages(dir) => {
+            std::fs::read_dir(dir).map_err(|source| EnvError::Read {
+                path: dir.clone(),
+                source,
+            })?;
+            sites.push(absolute(dir));
+            report.python = Some(PythonInfo {
+                executable: None,
+                version: None,
+                site_packages: vec![absolute(dir).display().to_string()],
+            });
+        }
+        PythonSource::Interpreter(py) => {
+            let info = python::ask_interpreter(py)?;
+            sites.extend(info.site_packages.iter().map(PathBuf::from));
+            report.python = Some(info);
+        }
+        PythonSource::Auto => match python::default_interpreter() {
+            None => report.notes.push(
+                "no Python interpreter found (python3 is not on PATH): name one with --python or --site-packages"
+                    .into(),
+            ),
+            Some(py) => match python::ask_interpreter(&py) {
+                Ok(info) => {
+                    sites.extend(info.site_packages.iter().map(PathBuf::from));
+                    report.python = Some(info);
+                }
+                Err(e) => report.notes.push(format!("failed to {e}")),
+            },
+        },
+    }
+    if report
+        .python
+        .as_ref()
+        .is_some_and(|p| p.site_packages.is_empty())
+    {
+        report
+            .notes
+            .push("the interpreter lists no site-packages folder".into());
+    }
+    Ok(sites)
+}
+
+/// Folders whose RECORD files tell who owns a scanned file: the environment's, then the
+/// site-packages folder above each scanned path.
+fn record_sites(sites: &[PathBuf], scan: &[PathBuf]) -> Vec<PathBuf> {
+    let mut owner_sites = sites.to_vec();
+    for p in scan {
+        let abs = absolute(p);
+        if let Some(site) = abs.ancestors().find(|a| {
+            a.file_name()
+                .is_some_and(|n| n == "site-packages" || n == "dist-packages")
+        }) {
+            if !owner_sites.iter().any(|s| s == site) {
+                owner_sites.push(site.to_path_buf());
+            }
+        }
+    }
+    owner_sites
+}
+
+/// What to scan: the paths given with `--scan` (which must be readable), else the
+/// environment's site-packages folders.
+fn roots_to_scan(opts: &Options, sites: &[PathBuf]) -> Vec<scan::Root> {
+    if opts.scan.is_empty() {
+        sites
+            .iter()
+            .map(|p| scan::Root {
+                path: p.clone(),
+                explicit: false,
+            })
+            .collect()
+    } else {
+        opts.scan
+            .iter()
+            .map(|p| scan::Root {
+                path: absolute(p),
+                explicit: true,
+            })
+            .collect()
+    }
+}
+
+/// A site-packages folder with its distributions and the notes reading them gave.
+type SiteDists = (PathBuf, (Vec<python::Dist>, Vec<String>));
+
+/// Puts what was found into the report: the packages, torch's build, the libraries with
+/// their owners, and the scan's figures and notes.
+fn fill_found(
+    report: &mut EnvReport,
+    opts: &Options,
+    sites: &[PathBuf],
+    site_dists: &[SiteDists],
+    scanned: scan::Scanned,
+) {
+    let mut owners = python::Owners::default();
+    for (site, (dists, notes)) in site_dists {
+        owners.add_site(site, dists);
+        if sites.contains(site) {
+            report
+                .packages
+                .extend(dists.iter().map(|d| d.package.clone()));
+            report.notes.extend(notes.iter().cloned());
+        }
+    }
+    let site_strings: Vec<String> = sites.iter().map(|p| p.display().to_string()).collect();
+    if opts.scan.is_empty() {
+        report.torch = python::torch_build(&site_strings, &report.packages);
+    }
+    report.libraries = scanned.libraries;
+    for lib in &mut report.libraries {
+        lib.package = owners.owner(Path::new(&lib.path));
+    }
+    report.notes.extend(scanned.notes);
+    report.scan.shared_objects = scanned.shared_objects;
+    report.scan.elf_files = scanned.elf_files;
+    report.scan.libraries = report.libraries.len() as u64;
+    report.scan.containers = scanned.figures.containers;
+    report.scan.entries = scanned.figures.entries;
+    report.scan.fatbin_bytes = report.libraries.iter().map(|l| l.fatbin_bytes).sum();
+}
+
+/// Fills a GPU's missing compute capability from its name, and notes each GPU still
+/// without one.
+fn fill_compute_capabilities(
+    report: &mut EnvReport,
+    cc_from_name: Option<fn(&str) -> Option<String>>,
+) {
+    if let Some(lookup) = cc_from_name {
         for g in &mut report.gpus {
             if g.compute_capability.is_empty() {
                 if let Some(cc) = lookup(&g.name) {
@@ -273,12 +314,13 @@ pub fn probe(opts: &Options) -> Result<EnvReport, EnvError> {
             ));
         }
     }
-    report.targets = targets(&report.gpus, &opts.named);
-    report.judge();
-    // Before calling a library short of code, look for code it embeds
-    // elsewhere (cuFFT keeps its kernels in `.ldata`) and whether its
-    // `.nv_fatbin` is a kernel-free stub (cuFFTW): this reads whole sections,
-    // so only where `.nv_fatbin` alone has no SASS for a target.
+}
+
+/// Before calling a library short of code, look for code it embeds elsewhere (cuFFT
+/// keeps its kernels in `.ldata`) and whether its `.nv_fatbin` is a kernel-free stub
+/// (cuFFTW), then judge again: this reads whole sections, so only where `.nv_fatbin`
+/// alone has no SASS for a target.
+fn look_deeper_where_short(report: &mut EnvReport, threads: usize) {
     let short: Vec<usize> = (0..report.libraries.len())
         .filter(|&i| {
             report.libraries[i]
@@ -301,8 +343,6 @@ pub fn probe(opts: &Options) -> Result<EnvReport, EnvError> {
         }
         report.judge();
     }
-    report.scan.elapsed_ms = started.elapsed().as_millis() as u64;
-    Ok(report)
 }
 
 /// The present GPUs' archs (each once), then the named ones not present.
