@@ -38,6 +38,16 @@ impl Painter {
             text.to_string()
         }
     }
+
+    /// A section's name, bold, padded to the label column.
+    fn head(&self, s: &str) -> String {
+        self.paint(BOLD, &format!("{s:<10}"))
+    }
+
+    /// A section's title on a line of its own, bold.
+    fn title(&self, s: &str) -> String {
+        self.paint(BOLD, s)
+    }
 }
 
 /// Writes the JSON contract, pretty-printed, with a final newline.
@@ -123,15 +133,23 @@ fn verdict_style(v: Verdict) -> Style {
 /// Writes the terminal report.
 pub fn text(r: &EnvReport, w: &mut dyn Write, opts: TextOptions) -> io::Result<()> {
     let p = Painter { color: opts.color };
-    let head = |s: &str| p.paint(BOLD, &format!("{s:<10}"));
-    let title = |s: &str| p.paint(BOLD, s);
+    gpus_text(r, &p, w)?;
+    python_text(r, &p, w)?;
+    libraries_text(r, &p, opts, w)?;
+    problems_text(r, &p, w)
+}
 
-    // GPUs.
+/// One line per GPU: name, arch, memory and driver, or that none was found.
+fn gpus_text(r: &EnvReport, p: &Painter, w: &mut dyn Write) -> io::Result<()> {
     if r.gpus.is_empty() {
-        writeln!(w, "{} none found", head("GPUS"))?;
+        writeln!(w, "{} none found", p.head("GPUS"))?;
     }
     for (i, g) in r.gpus.iter().enumerate() {
-        let label = if i == 0 { head("GPUS") } else { " ".repeat(10) };
+        let label = if i == 0 {
+            p.head("GPUS")
+        } else {
+            " ".repeat(10)
+        };
         let mut parts = vec![g.name.clone()];
         parts.push(g.arch().unwrap_or_else(|| "arch unknown".into()));
         if let Some(m) = g.memory_mib {
@@ -148,8 +166,11 @@ pub fn text(r: &EnvReport, w: &mut dyn Write, opts: TextOptions) -> io::Result<(
         let idx = g.index.map(|i| format!("{i} ")).unwrap_or_default();
         writeln!(w, "{label} {idx}{}", parts.join(" · "))?;
     }
+    Ok(())
+}
 
-    // Python.
+/// The Python environment with its site-packages folders, and torch's build.
+fn python_text(r: &EnvReport, p: &Painter, w: &mut dyn Write) -> io::Result<()> {
     if let Some(py) = &r.python {
         let mut parts = Vec::new();
         if let Some(e) = &py.executable {
@@ -159,7 +180,7 @@ pub fn text(r: &EnvReport, w: &mut dyn Write, opts: TextOptions) -> io::Result<(
             parts.push(format!("Python {v}"));
         }
         parts.push(format!("{} packages", r.packages.len()));
-        writeln!(w, "{} {}", head("PYTHON"), parts.join(" · "))?;
+        writeln!(w, "{} {}", p.head("PYTHON"), parts.join(" · "))?;
         for s in &py.site_packages {
             writeln!(w, "{:10} {}", "", p.paint(DIM, s))?;
         }
@@ -170,102 +191,130 @@ pub fn text(r: &EnvReport, w: &mut dyn Write, opts: TextOptions) -> io::Result<(
             (None, Some(h)) => format!("ROCm {h}"),
             (None, None) => "CPU only".into(),
         };
-        writeln!(w, "{} {} · {build}", head("TORCH"), t.version)?;
+        writeln!(w, "{} {} · {build}", p.head("TORCH"), t.version)?;
     }
+    Ok(())
+}
 
-    // Libraries.
+/// The scan's figures, then a table of libraries: a verdict column per target, the
+/// package and path, and the code each carries.
+fn libraries_text(
+    r: &EnvReport,
+    p: &Painter,
+    opts: TextOptions,
+    w: &mut dyn Write,
+) -> io::Result<()> {
     let s = &r.scan;
     writeln!(
         w,
         "{} {} with CUDA code among {} shared objects · {} of fat binaries · {} entries · {:.2} s",
-        head("LIBRARIES"),
+        p.head("LIBRARIES"),
         s.libraries,
         s.shared_objects,
         human_bytes(s.fatbin_bytes),
         s.entries,
         s.elapsed_ms as f64 / 1000.0
     )?;
-    if !r.libraries.is_empty() {
-        let cols: Vec<String> = r
-            .targets
-            .iter()
-            .map(|t| match t.source {
-                TargetSource::Present => t.arch.clone(),
-                TargetSource::Named => format!("{}*", t.arch),
-            })
-            .collect();
-        let widths: Vec<usize> = cols.iter().map(|c| c.len().max(7)).collect();
-        let names: Vec<String> = r
-            .libraries
-            .iter()
-            .map(|l| {
-                let path = short_path(r, &l.path);
-                match &l.package {
-                    Some(pkg) => format!("{pkg}  {path}"),
-                    None => path.to_string(),
-                }
-            })
-            .collect();
-        let name_w = names
-            .iter()
-            .map(|n| n.chars().count())
-            .max()
-            .unwrap_or(0)
-            .min(64);
-        let mut header = format!("{:10}", "");
-        for (c, wd) in cols.iter().zip(&widths) {
-            header.push_str(&format!(" {c:<wd$}"));
-        }
-        header.push_str(&format!(" {:<name_w$}  code", "package  library"));
-        writeln!(w, "{}", p.paint(DIM, header.trim_end()))?;
-        for (lib, name) in r.libraries.iter().zip(&names) {
-            let mut line = format!("{:10}", "");
-            for (t, wd) in r.targets.iter().zip(&widths) {
-                let v = lib.targets.get(&t.arch).copied();
-                let word = v.map(|v| v.as_str()).unwrap_or("-");
-                let cell = format!("{word:<wd$}");
-                line.push(' ');
-                line.push_str(&match v {
-                    Some(v) => p.paint(verdict_style(v), &cell),
-                    None => cell,
-                });
-            }
-            line.push_str(&format!(
-                " {name:<name_w$}  {}",
-                code_list(lib, opts.counts)
-            ));
-            writeln!(w, "{}", line.trim_end())?;
-            let modules = lib.modules_without_code.iter().filter(|_| opts.counts);
-            for (arch, n) in modules {
-                writeln!(
-                    w,
-                    "{:10} {}",
-                    "",
-                    p.paint(
-                        DIM,
-                        &format!("  {n} of {} modules have no code for {arch}", lib.modules)
-                    )
-                )?;
-            }
-            for note in &lib.notes {
-                writeln!(
-                    w,
-                    "{:10} {}",
-                    "",
-                    p.paint(YELLOW, &format!("  note: {note}"))
-                )?;
-            }
-        }
-        if r.targets.iter().any(|t| t.source == TargetSource::Named) {
-            writeln!(w, "{:10} {}", "", p.paint(DIM, "* named with --gpu"))?;
-        }
+    if r.libraries.is_empty() {
+        return Ok(());
     }
+    let cols: Vec<String> = r
+        .targets
+        .iter()
+        .map(|t| match t.source {
+            TargetSource::Present => t.arch.clone(),
+            TargetSource::Named => format!("{}*", t.arch),
+        })
+        .collect();
+    let widths: Vec<usize> = cols.iter().map(|c| c.len().max(7)).collect();
+    let names: Vec<String> = r
+        .libraries
+        .iter()
+        .map(|l| {
+            let path = short_path(r, &l.path);
+            match &l.package {
+                Some(pkg) => format!("{pkg}  {path}"),
+                None => path.to_string(),
+            }
+        })
+        .collect();
+    let name_w = names
+        .iter()
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(64);
+    let mut header = format!("{:10}", "");
+    for (c, wd) in cols.iter().zip(&widths) {
+        header.push_str(&format!(" {c:<wd$}"));
+    }
+    header.push_str(&format!(" {:<name_w$}  code", "package  library"));
+    writeln!(w, "{}", p.paint(DIM, header.trim_end()))?;
+    for (lib, name) in r.libraries.iter().zip(&names) {
+        library_row(r, lib, name, (&widths, name_w), p, opts, w)?;
+    }
+    if r.targets.iter().any(|t| t.source == TargetSource::Named) {
+        writeln!(w, "{:10} {}", "", p.paint(DIM, "* named with --gpu"))?;
+    }
+    Ok(())
+}
 
-    // Problems.
+/// One library's row (its verdicts painted, its name padded to `name_w`, its code), then
+/// its modules without code (with counts) and its notes.
+fn library_row(
+    r: &EnvReport,
+    lib: &Library,
+    name: &str,
+    (widths, name_w): (&[usize], usize),
+    p: &Painter,
+    opts: TextOptions,
+    w: &mut dyn Write,
+) -> io::Result<()> {
+    let mut line = format!("{:10}", "");
+    for (t, wd) in r.targets.iter().zip(widths) {
+        let v = lib.targets.get(&t.arch).copied();
+        let word = v.map(|v| v.as_str()).unwrap_or("-");
+        let cell = format!("{word:<wd$}");
+        line.push(' ');
+        line.push_str(&match v {
+            Some(v) => p.paint(verdict_style(v), &cell),
+            None => cell,
+        });
+    }
+    line.push_str(&format!(
+        " {name:<name_w$}  {}",
+        code_list(lib, opts.counts)
+    ));
+    writeln!(w, "{}", line.trim_end())?;
+    let modules = lib.modules_without_code.iter().filter(|_| opts.counts);
+    for (arch, n) in modules {
+        writeln!(
+            w,
+            "{:10} {}",
+            "",
+            p.paint(
+                DIM,
+                &format!("  {n} of {} modules have no code for {arch}", lib.modules)
+            )
+        )?;
+    }
+    for note in &lib.notes {
+        writeln!(
+            w,
+            "{:10} {}",
+            "",
+            p.paint(YELLOW, &format!("  note: {note}"))
+        )?;
+    }
+    Ok(())
+}
+
+/// The problems by severity (or none), then the notes.
+fn problems_text(r: &EnvReport, p: &Painter, w: &mut dyn Write) -> io::Result<()> {
     if r.problems.is_empty() {
-        writeln!(w, "{} none", head("PROBLEMS"))?;
+        writeln!(w, "{} none", p.head("PROBLEMS"))?;
     } else {
-        writeln!(w, "{}", title("PROBLEMS"))?;
+        writeln!(w, "{}", p.title("PROBLEMS"))?;
         for pr in &r.problems {
             let (style, word) = match pr.severity {
                 Severity::Error => (RED, "error  "),
@@ -276,7 +325,7 @@ pub fn text(r: &EnvReport, w: &mut dyn Write, opts: TextOptions) -> io::Result<(
         }
     }
     if !r.notes.is_empty() {
-        writeln!(w, "{}", title("NOTES"))?;
+        writeln!(w, "{}", p.title("NOTES"))?;
         for n in &r.notes {
             writeln!(w, "  {n}")?;
         }
