@@ -406,51 +406,17 @@ fn walk_entries(
     let mut h = [0u8; ENTRY_HEADER as usize];
     let mut ok = true;
     while pos < end {
-        if end - pos < ENTRY_HEADER {
-            scan.notes.push(format!(
-                "fat binary entry at {pos:#x}: only {} bytes left for a 64-byte header: truncated",
-                end - pos
-            ));
-            break;
-        }
-        if src.read_exact_at(&mut h, pos).is_err() {
-            scan.notes
-                .push(format!("read fat binary entry at {pos:#x}: I/O error"));
-            ok = false;
-            break;
-        }
-        if h.iter().all(|&b| b == 0) {
-            break; // zero padding to the end of the container
-        }
-        let header_size = u64::from(u32_at(&h, 4));
+        let header_size = match read_entry_header(src, pos, end, &mut h, scan) {
+            EntryHeader::Entry(n) => n,
+            EntryHeader::End => break,
+            EntryHeader::Failed => {
+                ok = false;
+                break;
+            }
+        };
         let payload = u64_at(&h, 8);
-        if header_size < ENTRY_HEADER {
-            scan.notes.push(format!(
-                "fat binary entry at {pos:#x}: header size {header_size} is below 64; rest of the container skipped"
-            ));
-            break;
-        }
         let flags = u64_at(&h, 0x28);
-        let kind = match u16_at(&h, 0) {
-            1 => EntryKind::Ptx,
-            2 | 4 => EntryKind::Sass,
-            8 => EntryKind::LtoIr,
-            k => EntryKind::Other(k),
-        };
-        let variant = if flags & FLAG_ARCH_SPECIFIC != 0 {
-            Variant::Arch
-        } else if flags & FLAG_FAMILY_SPECIFIC != 0 {
-            Variant::Family
-        } else {
-            Variant::Plain
-        };
-        let isa = (kind == EntryKind::Ptx).then(|| (u16_at(&h, 0x1A), u16_at(&h, 0x18)));
-        let code = Code {
-            kind,
-            sm: u32_at(&h, 0x1C),
-            variant,
-            isa,
-        };
+        let code = entry_code(&h, flags);
         if !scan.codes.contains_key(&code) && scan.codes.len() >= MAX_CODES {
             scan.notes.push(format!(
                 "fat binary entry at {pos:#x}: more than {MAX_CODES} distinct code targets, the section looks corrupt; stopped there"
@@ -470,16 +436,7 @@ fn walk_entries(
             code,
             compressed: flags & (FLAG_ZSTD | FLAG_LZ4 | FLAG_COMPRESSED_LEGACY) != 0,
         });
-        let enc = &mut scan.encodings;
-        if flags & FLAG_ZSTD != 0 {
-            enc.zstd += 1;
-        } else if flags & FLAG_LZ4 != 0 {
-            enc.lz4 += 1;
-        } else if flags & FLAG_COMPRESSED_LEGACY != 0 {
-            enc.other += 1;
-        } else {
-            enc.raw += 1;
-        }
+        count_encoding(&mut scan.encodings, flags);
         match pos
             .checked_add(header_size)
             .and_then(|p| p.checked_add(payload))
@@ -494,18 +451,105 @@ fn walk_entries(
             }
         }
     }
-    if !module.is_empty() {
-        module.sort();
-        if scan.modules.contains_key(&module) || scan.modules.len() < MAX_MODULE_SETS {
-            *scan.modules.entry(module).or_insert(0) += 1;
-        } else {
-            scan.notes.push(format!(
-                "more than {MAX_MODULE_SETS} distinct module code sets; the rest are not told apart"
-            ));
-            ok = false;
-        }
+    if !module.is_empty() && !add_module(scan, module) {
+        ok = false;
     }
     ok
+}
+
+/// What reading an entry's header gave.
+enum EntryHeader {
+    /// An entry, with its header's size.
+    Entry(u64),
+    /// The container ends here (truncated, zero padding, a bad header size): walk on.
+    End,
+    /// The file could not be read: the whole walk stops.
+    Failed,
+}
+
+/// Reads the entry header at `pos` into `h`, noting why the container ends when it does.
+fn read_entry_header(
+    src: &dyn ReadAt,
+    pos: u64,
+    end: u64,
+    h: &mut [u8; ENTRY_HEADER as usize],
+    scan: &mut FatbinScan,
+) -> EntryHeader {
+    if end - pos < ENTRY_HEADER {
+        scan.notes.push(format!(
+            "fat binary entry at {pos:#x}: only {} bytes left for a 64-byte header: truncated",
+            end - pos
+        ));
+        return EntryHeader::End;
+    }
+    if src.read_exact_at(h, pos).is_err() {
+        scan.notes
+            .push(format!("read fat binary entry at {pos:#x}: I/O error"));
+        return EntryHeader::Failed;
+    }
+    if h.iter().all(|&b| b == 0) {
+        return EntryHeader::End; // zero padding to the end of the container
+    }
+    let header_size = u64::from(u32_at(h, 4));
+    if header_size < ENTRY_HEADER {
+        scan.notes.push(format!(
+            "fat binary entry at {pos:#x}: header size {header_size} is below 64; rest of the container skipped"
+        ));
+        return EntryHeader::End;
+    }
+    EntryHeader::Entry(header_size)
+}
+
+/// The code an entry header names: kind, SM, variant (from `flags`) and PTX ISA.
+fn entry_code(h: &[u8], flags: u64) -> Code {
+    let kind = match u16_at(h, 0) {
+        1 => EntryKind::Ptx,
+        2 | 4 => EntryKind::Sass,
+        8 => EntryKind::LtoIr,
+        k => EntryKind::Other(k),
+    };
+    let variant = if flags & FLAG_ARCH_SPECIFIC != 0 {
+        Variant::Arch
+    } else if flags & FLAG_FAMILY_SPECIFIC != 0 {
+        Variant::Family
+    } else {
+        Variant::Plain
+    };
+    let isa = (kind == EntryKind::Ptx).then(|| (u16_at(h, 0x1A), u16_at(h, 0x18)));
+    Code {
+        kind,
+        sm: u32_at(h, 0x1C),
+        variant,
+        isa,
+    }
+}
+
+/// Counts an entry under its encoding (zstd, LZ4, legacy compression, raw) by its `flags`.
+fn count_encoding(enc: &mut Encodings, flags: u64) {
+    if flags & FLAG_ZSTD != 0 {
+        enc.zstd += 1;
+    } else if flags & FLAG_LZ4 != 0 {
+        enc.lz4 += 1;
+    } else if flags & FLAG_COMPRESSED_LEGACY != 0 {
+        enc.other += 1;
+    } else {
+        enc.raw += 1;
+    }
+}
+
+/// Counts a container's set of codes as one module; false (with a note) when there are
+/// too many distinct sets to tell apart.
+fn add_module(scan: &mut FatbinScan, mut module: Vec<Code>) -> bool {
+    module.sort();
+    if scan.modules.contains_key(&module) || scan.modules.len() < MAX_MODULE_SETS {
+        *scan.modules.entry(module).or_insert(0) += 1;
+        true
+    } else {
+        scan.notes.push(format!(
+            "more than {MAX_MODULE_SETS} distinct module code sets; the rest are not told apart"
+        ));
+        false
+    }
 }
 
 /// Whether the fat binary in `src[offset .. offset + len]` holds only
