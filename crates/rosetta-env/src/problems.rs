@@ -7,7 +7,7 @@
 
 use crate::arch::{ComputeCapability, CudaVersion, Verdict};
 use crate::report::{
-    normalize_name, EnvReport, Library, Problem, ProblemKind, Severity, TargetSource,
+    normalize_name, EnvReport, Library, Problem, ProblemKind, Severity, Target, TargetSource,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -85,23 +85,15 @@ fn mask_cuda_tokens(name: &str) -> (String, bool) {
     (out, changed)
 }
 
+/// Problems of each library on each target: PTX only on a GPU present, PTX too new for
+/// the driver, or no code at all (unless a variant sibling covers the target).
 fn coverage(r: &EnvReport, driver: Option<CudaVersion>, out: &mut Vec<Problem>) {
-    let mut groups: HashMap<String, Vec<usize>> = HashMap::new();
-    for (i, lib) in r.libraries.iter().enumerate() {
-        if let Some(k) = variant_key(&lib.path) {
-            groups.entry(k).or_default().push(i);
-        }
-    }
+    let groups = variant_groups(r);
     for t in &r.targets {
         let Some(cc) = ComputeCapability::parse(&t.arch) else {
             continue;
         };
-        let gpu_words = match (&t.source, &t.name) {
-            (TargetSource::Present, Some(n)) => format!("{} ({n})", t.arch),
-            (TargetSource::Present, None) => t.arch.clone(),
-            (TargetSource::Named, Some(n)) => format!("{} ({n}, named with --gpu)", t.arch),
-            (TargetSource::Named, None) => format!("{} (named with --gpu)", t.arch),
-        };
+        let gpu_words = gpu_words(t);
         for lib in &r.libraries {
             let verdict = lib.targets.get(&t.arch).copied().unwrap_or(Verdict::Sass);
             match verdict {
@@ -126,72 +118,113 @@ fn coverage(r: &EnvReport, driver: Option<CudaVersion>, out: &mut Vec<Problem>) 
                     if lib.sass.is_empty() && lib.ptx.is_empty() {
                         continue; // only relocatable / ROCm / LTO code: nothing the runtime loads
                     }
-                    let sibling_covers = variant_key(&lib.path)
-                        .and_then(|k| groups.get(&k))
-                        .is_some_and(|g| {
-                            g.iter().any(|&j| {
-                                r.libraries[j]
-                                    .targets
-                                    .get(&t.arch)
-                                    .copied()
-                                    .unwrap_or(Verdict::None)
-                                    != Verdict::None
-                            })
-                        });
-                    if sibling_covers {
+                    if sibling_covers(r, &groups, lib, &t.arch) {
                         continue;
                     }
-                    // PTX that would compile but for its ISA version?
-                    let too_new: Vec<(String, String)> = lib
-                        .ptx
-                        .iter()
-                        .filter_map(|p| {
-                            let target = crate::arch::CodeTarget::parse(p)?;
-                            if !target.ptx_compiles_for(cc) {
-                                return None;
-                            }
-                            Some((p.clone(), lib.ptx_isa.get(p)?.clone()))
-                        })
-                        .collect();
-                    if let (false, Some(d)) = (too_new.is_empty(), driver) {
-                        let (p, isa) = &too_new[0];
-                        let need = isa.split_once('.').and_then(|(a, b)| {
-                            Some(CudaVersion::first_for_ptx_isa(
-                                a.parse().ok()?,
-                                b.parse().ok()?,
-                            ))
-                        });
-                        let need = need
-                            .map(|v| v.to_string())
-                            .unwrap_or_else(|| "a newer".into());
-                        out.push(Problem {
-                            kind: ProblemKind::PtxTooNewForDriver,
-                            severity: Severity::Error,
-                            message: format!(
-                                "{} has for {gpu_words} only PTX {p} of ISA {isa}, which needs a CUDA {need} driver; this driver supports CUDA {d} (CUDA_ERROR_UNSUPPORTED_PTX_VERSION)",
-                                who(lib)
-                            ),
-                            gpu: Some(t.arch.clone()),
-                            library: Some(lib.path.clone()),
-                            package: lib.package.clone(),
-                        });
-                        continue;
-                    }
-                    out.push(Problem {
-                        kind: ProblemKind::NoCodeForGpu,
-                        severity: Severity::Error,
-                        message: format!(
-                            "{} has no code for {gpu_words}: it carries {} (kernels from it fail with 'no kernel image is available')",
-                            who(lib),
-                            lib.archs_summary()
-                        ),
-                        gpu: Some(t.arch.clone()),
-                        library: Some(lib.path.clone()),
-                        package: lib.package.clone(),
-                    });
+                    out.push(no_code(lib, t, cc, &gpu_words, driver));
                 }
             }
         }
+    }
+}
+
+/// The libraries (by index) of each variant group (see [`variant_key`]).
+fn variant_groups(r: &EnvReport) -> HashMap<String, Vec<usize>> {
+    let mut groups: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, lib) in r.libraries.iter().enumerate() {
+        if let Some(k) = variant_key(&lib.path) {
+            groups.entry(k).or_default().push(i);
+        }
+    }
+    groups
+}
+
+/// A target in words: its arch, its GPU's name, and whether it was named with `--gpu`.
+fn gpu_words(t: &Target) -> String {
+    match (&t.source, &t.name) {
+        (TargetSource::Present, Some(n)) => format!("{} ({n})", t.arch),
+        (TargetSource::Present, None) => t.arch.clone(),
+        (TargetSource::Named, Some(n)) => format!("{} ({n}, named with --gpu)", t.arch),
+        (TargetSource::Named, None) => format!("{} (named with --gpu)", t.arch),
+    }
+}
+
+/// Whether a variant of `lib` (same group) has code for `arch`.
+fn sibling_covers(
+    r: &EnvReport,
+    groups: &HashMap<String, Vec<usize>>,
+    lib: &Library,
+    arch: &str,
+) -> bool {
+    variant_key(&lib.path)
+        .and_then(|k| groups.get(&k))
+        .is_some_and(|g| {
+            g.iter().any(|&j| {
+                r.libraries[j]
+                    .targets
+                    .get(arch)
+                    .copied()
+                    .unwrap_or(Verdict::None)
+                    != Verdict::None
+            })
+        })
+}
+
+/// The problem of a library with no code the target runs: its PTX needs a newer driver
+/// (when a driver is known and PTX would compile but for its ISA), else no code at all.
+fn no_code(
+    lib: &Library,
+    t: &Target,
+    cc: ComputeCapability,
+    gpu_words: &str,
+    driver: Option<CudaVersion>,
+) -> Problem {
+    // PTX that would compile but for its ISA version?
+    let too_new: Vec<(String, String)> = lib
+        .ptx
+        .iter()
+        .filter_map(|p| {
+            let target = crate::arch::CodeTarget::parse(p)?;
+            if !target.ptx_compiles_for(cc) {
+                return None;
+            }
+            Some((p.clone(), lib.ptx_isa.get(p)?.clone()))
+        })
+        .collect();
+    if let (false, Some(d)) = (too_new.is_empty(), driver) {
+        let (p, isa) = &too_new[0];
+        let need = isa.split_once('.').and_then(|(a, b)| {
+            Some(CudaVersion::first_for_ptx_isa(
+                a.parse().ok()?,
+                b.parse().ok()?,
+            ))
+        });
+        let need = need
+            .map(|v| v.to_string())
+            .unwrap_or_else(|| "a newer".into());
+        return Problem {
+            kind: ProblemKind::PtxTooNewForDriver,
+            severity: Severity::Error,
+            message: format!(
+                "{} has for {gpu_words} only PTX {p} of ISA {isa}, which needs a CUDA {need} driver; this driver supports CUDA {d} (CUDA_ERROR_UNSUPPORTED_PTX_VERSION)",
+                who(lib)
+            ),
+            gpu: Some(t.arch.clone()),
+            library: Some(lib.path.clone()),
+            package: lib.package.clone(),
+        };
+    }
+    Problem {
+        kind: ProblemKind::NoCodeForGpu,
+        severity: Severity::Error,
+        message: format!(
+            "{} has no code for {gpu_words}: it carries {} (kernels from it fail with 'no kernel image is available')",
+            who(lib),
+            lib.archs_summary()
+        ),
+        gpu: Some(t.arch.clone()),
+        library: Some(lib.path.clone()),
+        package: lib.package.clone(),
     }
 }
 
