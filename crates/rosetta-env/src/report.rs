@@ -508,6 +508,28 @@ pub use rosetta_schema::normalize_name;
 
 /// Builds a [`Library`]'s code fields from a fat binary walk.
 pub(crate) fn fill_codes(lib: &mut Library, scan: &crate::fatbin::FatbinScan) {
+    count_codes(lib, scan);
+    lib.modules = scan.containers;
+    lib.module_sets = module_sets(scan);
+    lib.encodings = EncodingCounts {
+        raw: scan.encodings.raw,
+        lz4: scan.encodings.lz4,
+        zstd: scan.encodings.zstd,
+    };
+}
+
+/// The label of a code target of a kind (`sm_90a`, `compute_90`).
+fn target_label(kind: CodeKind, (sm, variant): (u32, crate::arch::Variant)) -> String {
+    CodeTarget {
+        cc: ComputeCapability::from_sm(sm),
+        variant,
+    }
+    .label(kind)
+}
+
+/// The SASS, PTX (with counts and newest ISA) and LTO-IR targets of the walk, and a note
+/// per entry kind not known.
+fn count_codes(lib: &mut Library, scan: &crate::fatbin::FatbinScan) {
     use crate::fatbin::EntryKind;
     let mut sass: BTreeSet<(u32, crate::arch::Variant)> = BTreeSet::new();
     let mut ptx: BTreeSet<(u32, crate::arch::Variant)> = BTreeSet::new();
@@ -543,24 +565,28 @@ pub(crate) fn fill_codes(lib: &mut Library, scan: &crate::fatbin::FatbinScan) {
             EntryKind::Other(k) => *other.entry(k).or_insert(0) += n,
         }
     }
-    let label = |kind: CodeKind, (sm, variant): (u32, crate::arch::Variant)| {
-        CodeTarget {
-            cc: ComputeCapability::from_sm(sm),
-            variant,
-        }
-        .label(kind)
-    };
-    lib.sass = sass.into_iter().map(|k| label(CodeKind::Sass, k)).collect();
-    lib.ptx = ptx.into_iter().map(|k| label(CodeKind::Ptx, k)).collect();
+    lib.sass = sass
+        .into_iter()
+        .map(|k| target_label(CodeKind::Sass, k))
+        .collect();
+    lib.ptx = ptx
+        .into_iter()
+        .map(|k| target_label(CodeKind::Ptx, k))
+        .collect();
     lib.lto_ir = lto
         .into_iter()
-        .map(|k| label(CodeKind::Sass, k).replacen("sm_", "lto_", 1))
+        .map(|k| target_label(CodeKind::Sass, k).replacen("sm_", "lto_", 1))
         .collect();
     for (k, n) in other {
         lib.notes
             .push(format!("{n} fat binary entries of unknown kind {k}"));
     }
-    lib.modules = scan.containers;
+}
+
+/// The walk's module code sets as labels, merged where they differ only in ISA versions
+/// or non-loadable entries, most common first.
+fn module_sets(scan: &crate::fatbin::FatbinScan) -> Vec<ModuleSet> {
+    use crate::fatbin::EntryKind;
     let mut sets: Vec<ModuleSet> = scan
         .modules
         .iter()
@@ -568,8 +594,8 @@ pub(crate) fn fill_codes(lib: &mut Library, scan: &crate::fatbin::FatbinScan) {
             let mut labels: Vec<String> = Vec::new();
             for c in codes {
                 let l = match c.kind {
-                    EntryKind::Sass => label(CodeKind::Sass, (c.sm, c.variant)),
-                    EntryKind::Ptx => label(CodeKind::Ptx, (c.sm, c.variant)),
+                    EntryKind::Sass => target_label(CodeKind::Sass, (c.sm, c.variant)),
+                    EntryKind::Ptx => target_label(CodeKind::Ptx, (c.sm, c.variant)),
                     _ => continue,
                 };
                 if !labels.contains(&l) {
@@ -592,12 +618,7 @@ pub(crate) fn fill_codes(lib: &mut Library, scan: &crate::fatbin::FatbinScan) {
         .map(|(codes, count)| ModuleSet { codes, count })
         .collect();
     sets.sort_by(|a, b| b.count.cmp(&a.count).then(a.codes.cmp(&b.codes)));
-    lib.module_sets = sets;
-    lib.encodings = EncodingCounts {
-        raw: scan.encodings.raw,
-        lz4: scan.encodings.lz4,
-        zstd: scan.encodings.zstd,
-    };
+    sets
 }
 
 fn isa_key(v: &str) -> (u32, u32) {
