@@ -239,31 +239,12 @@ pub struct Scanned {
 
 /// Finds and reads every shared library under `roots`.
 pub fn scan_roots(roots: &[Root], threads: usize) -> Result<Scanned, EnvError> {
-    let mut files: Vec<crate::par::Found> = Vec::new();
-    let mut explicit_files: Vec<PathBuf> = Vec::new();
-    let mut dirs = Vec::new();
-    let mut notes = Vec::new();
-    for r in roots {
-        match fs::metadata(&r.path) {
-            Ok(m) if m.is_dir() => dirs.push(r.path.clone()),
-            Ok(m) => {
-                if r.explicit {
-                    explicit_files.push(r.path.clone());
-                }
-                files.push(crate::par::Found {
-                    path: r.path.clone(),
-                    size: m.len(),
-                });
-            }
-            Err(source) if r.explicit => {
-                return Err(EnvError::Read {
-                    path: r.path.clone(),
-                    source,
-                })
-            }
-            Err(e) => notes.push(format!("read {}: {e}", r.path.display())),
-        }
-    }
+    let RootsFound {
+        mut files,
+        explicit_files,
+        dirs,
+        mut notes,
+    } = stat_roots(roots)?;
     let walked = crate::par::walk(dirs, threads, &["__pycache__", ".git"], |name| {
         crate::python::is_shared_object_name(name)
     });
@@ -279,45 +260,99 @@ pub fn scan_roots(roots: &[Root], threads: usize) -> Result<Scanned, EnvError> {
     };
     for (f, o) in files.iter().zip(outcomes) {
         let explicit = explicit_files.contains(&f.path);
-        match o {
-            FileOutcome::NotElf => {
-                if explicit {
-                    notes.push(format!("{}: not an ELF file", f.path.display()));
-                }
-            }
-            FileOutcome::Unsupported(why) => {
-                if explicit {
-                    notes.push(format!("{}: {why}, not read", f.path.display()));
-                }
-            }
-            FileOutcome::NoCuda => {
-                out.elf_files += 1;
-                if explicit {
-                    notes.push(format!(
-                        "{}: no CUDA code (no {NV_FATBIN} section)",
-                        f.path.display()
-                    ));
-                }
-            }
-            FileOutcome::Library(lib, fig) => {
-                out.elf_files += 1;
-                out.figures.containers += fig.containers;
-                out.figures.entries += fig.entries;
-                out.libraries.push(*lib);
-            }
-            FileOutcome::Unreadable(source) => {
-                if explicit {
-                    return Err(EnvError::Read {
-                        path: f.path.clone(),
-                        source,
-                    });
-                }
-                notes.push(format!("read {}: {source}", f.path.display()));
-            }
-            FileOutcome::Bad(note) => notes.push(note),
-        }
+        add_outcome(&mut out, &mut notes, &f.path, o, explicit)?;
     }
     out.libraries.sort_by(|a, b| a.path.cmp(&b.path));
     out.notes = notes;
     Ok(out)
+}
+
+/// The roots sorted out: files to read (those named, apart), folders to walk, and notes.
+struct RootsFound {
+    files: Vec<crate::par::Found>,
+    explicit_files: Vec<PathBuf>,
+    dirs: Vec<PathBuf>,
+    notes: Vec<String>,
+}
+
+/// Sorts the roots into files and folders; a root the user named must be readable,
+/// another that is not becomes a note.
+fn stat_roots(roots: &[Root]) -> Result<RootsFound, EnvError> {
+    let mut found = RootsFound {
+        files: Vec::new(),
+        explicit_files: Vec::new(),
+        dirs: Vec::new(),
+        notes: Vec::new(),
+    };
+    for r in roots {
+        match fs::metadata(&r.path) {
+            Ok(m) if m.is_dir() => found.dirs.push(r.path.clone()),
+            Ok(m) => {
+                if r.explicit {
+                    found.explicit_files.push(r.path.clone());
+                }
+                found.files.push(crate::par::Found {
+                    path: r.path.clone(),
+                    size: m.len(),
+                });
+            }
+            Err(source) if r.explicit => {
+                return Err(EnvError::Read {
+                    path: r.path.clone(),
+                    source,
+                })
+            }
+            Err(e) => found.notes.push(format!("read {}: {e}", r.path.display())),
+        }
+    }
+    Ok(found)
+}
+
+/// Adds what one file held to the scan: a library, a count, or a note (on a file the
+/// user named, also why it holds no library); a named file that cannot be read is an error.
+fn add_outcome(
+    out: &mut Scanned,
+    notes: &mut Vec<String>,
+    path: &Path,
+    o: FileOutcome,
+    explicit: bool,
+) -> Result<(), EnvError> {
+    match o {
+        FileOutcome::NotElf => {
+            if explicit {
+                notes.push(format!("{}: not an ELF file", path.display()));
+            }
+        }
+        FileOutcome::Unsupported(why) => {
+            if explicit {
+                notes.push(format!("{}: {why}, not read", path.display()));
+            }
+        }
+        FileOutcome::NoCuda => {
+            out.elf_files += 1;
+            if explicit {
+                notes.push(format!(
+                    "{}: no CUDA code (no {NV_FATBIN} section)",
+                    path.display()
+                ));
+            }
+        }
+        FileOutcome::Library(lib, fig) => {
+            out.elf_files += 1;
+            out.figures.containers += fig.containers;
+            out.figures.entries += fig.entries;
+            out.libraries.push(*lib);
+        }
+        FileOutcome::Unreadable(source) => {
+            if explicit {
+                return Err(EnvError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+            notes.push(format!("read {}: {source}", path.display()));
+        }
+        FileOutcome::Bad(note) => notes.push(note),
+    }
+    Ok(())
 }
