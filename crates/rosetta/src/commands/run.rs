@@ -9,13 +9,15 @@ use crate::commands::journal;
 use crate::exit::{Coded, Outcome as Code, STOPPED};
 use anyhow::Context as _;
 use rosetta_journal::rulings::{annotate, hypotheses_of, in_force};
-use rosetta_journal::{Attempt, FailureRef, Note, Outcome, Source};
+use rosetta_journal::{Attempt, FailureRef, Journal, Note, Outcome, Ruling, Source};
 use rosetta_kb::KnowledgeBase;
+use rosetta_report::Report;
 use rosetta_run::status::Size;
 use rosetta_run::{Options, StatusTarget, Terminal};
 use rosetta_schema::{FailureClass, Phase};
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 fn now() -> String {
@@ -37,10 +39,7 @@ fn terminal_size() -> Option<Size> {
 
 /// Runs `rosetta run`.
 pub fn run(args: RunArgs) -> Code {
-    let mut kb = KnowledgeBase::embedded().context("the built-in knowledge base is broken")?;
-    for dir in &args.kb {
-        kb.add_dir(dir).context("cannot load --kb rules")?;
-    }
+    let kb = knowledge_base(&args.kb)?;
     let mut j = journal::open(args.journal.as_deref())?;
 
     // What the child gets: our environment, with Python's output unbuffered so
@@ -53,17 +52,85 @@ pub fn run(args: RunArgs) -> Code {
     // the environment it sets (`env X=1 ...`), the address it names.
     let engines = rosetta_launch::Engines::embedded();
     let launch = rosetta_launch::parse_words(&args.command, engines).ok();
-    let env = rosetta_run::fingerprint::recorded_env(
-        std::env::vars()
-            .chain(child_env.iter().cloned())
-            .chain(launch.iter().flat_map(|l| l.env.clone())),
-    );
     let command_address = launch.as_ref().and_then(|l| {
         let port = l.port(engines)?;
         let host = l.host(engines).unwrap_or_else(|| "127.0.0.1".into());
         Some(rosetta_run::Address::new(&host, port))
     });
-    let mut attempt = Attempt {
+    let mut attempt = new_attempt(&args, launch.as_ref(), &child_env);
+    attempt.id = j.begin(&attempt)?;
+    let log_path = attempt_log(&mut j, &mut attempt)?;
+
+    // The machine, read while the server starts.
+    let python = rosetta_run::fingerprint::interpreter_of(&args.command);
+    let fingerprint =
+        std::thread::spawn(move || rosetta_run::fingerprint::probe(python.as_deref()));
+
+    let opts = options(&args, &log_path, command_address, child_env);
+    let (ending, ready_note) = supervise(&opts, terminal(args.no_status), &mut j, &mut attempt)?;
+
+    // Diagnose the attempt's log, the way `diagnose` does.
+    let (facts, report) = diagnose(&kb, &log_path, &ending)?;
+    attempt.log_args = facts
+        .extracted
+        .args
+        .iter()
+        .map(|(k, v)| (k.clone(), v.value.clone()))
+        .collect();
+    attempt.fingerprint = fingerprint.join().unwrap_or_default();
+    settle(&mut attempt, &kb, &report, &ending);
+    let made = j.finish(&attempt)?;
+    let rulings = j.rulings()?;
+
+    let out = std::io::stdout();
+    let color = match args.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => anstream::AutoStream::choice(&out) != anstream::ColorChoice::Never,
+    };
+    let mut w = std::io::BufWriter::new(out.lock());
+    write_summary(
+        &mut w,
+        &attempt,
+        &ending,
+        &log_path,
+        ready_note.as_deref(),
+        &made,
+    )?;
+    if attempt.outcome.failed() {
+        write_report(&mut w, report, &attempt, &rulings, color, args.top)?;
+    }
+    writeln!(
+        w,
+        "── recorded in {} · rosetta findings show {}",
+        j.location(),
+        attempt.id
+    )?;
+    w.flush()?;
+    exit_code(&ending, &attempt)
+}
+
+/// The built-in knowledge base with the rules of each `--kb` folder added.
+fn knowledge_base(dirs: &[PathBuf]) -> anyhow::Result<KnowledgeBase> {
+    let mut kb = KnowledgeBase::embedded().context("the built-in knowledge base is broken")?;
+    for dir in dirs {
+        kb.add_dir(dir).context("cannot load --kb rules")?;
+    }
+    Ok(kb)
+}
+
+/// The attempt as it begins: the command, where and with what environment it runs, the notes.
+fn new_attempt(
+    args: &RunArgs,
+    launch: Option<&rosetta_launch::LaunchCommand>,
+    child_env: &[(String, String)],
+) -> Attempt {
+    let env = rosetta_run::fingerprint::recorded_env(
+        std::env::vars()
+            .chain(child_env.iter().cloned())
+            .chain(launch.iter().flat_map(|l| l.env.clone())),
+    );
+    Attempt {
         id: 0,
         source: Source::Run,
         started: now(),
@@ -72,7 +139,7 @@ pub fn run(args: RunArgs) -> Code {
             .ok()
             .map(|p| p.display().to_string()),
         command: args.command.clone(),
-        args: launch.as_ref().map(|l| l.args()),
+        args: launch.map(|l| l.args()),
         log_args: BTreeMap::new(),
         env,
         fingerprint: Default::default(),
@@ -92,8 +159,11 @@ pub fn run(args: RunArgs) -> Code {
                 text: t.clone(),
             })
             .collect(),
-    };
-    attempt.id = j.begin(&attempt)?;
+    }
+}
+
+/// The path of the attempt's log in the journal's log folder (created), recorded in the journal.
+fn attempt_log(j: &mut Journal, attempt: &mut Attempt) -> anyhow::Result<PathBuf> {
     let log_dir = j
         .log_dir(journal::state_dir().as_deref())
         .context("no folder for the attempt's log: set HOME or XDG_STATE_HOME")?;
@@ -106,27 +176,20 @@ pub fn run(args: RunArgs) -> Code {
     let log_path = std::path::absolute(&log_path).unwrap_or(log_path);
     attempt.log_path = Some(log_path.display().to_string());
     j.set_log_path(attempt.id, &log_path.display().to_string())?;
+    Ok(log_path)
+}
 
-    // The machine, read while the server starts.
-    let python = rosetta_run::fingerprint::interpreter_of(&args.command);
-    let fingerprint =
-        std::thread::spawn(move || rosetta_run::fingerprint::probe(python.as_deref()));
-
-    let status = (!args.no_status
-        && std::io::stderr().is_terminal()
-        && std::env::var("TERM").map_or(true, |t| t != "dumb"))
-    .then(|| StatusTarget {
-        out: Box::new(std::io::stderr()),
-        size: Box::new(terminal_size),
-    });
-    let term = Terminal {
-        stdout: Box::new(std::io::stdout()),
-        stderr: Box::new(std::io::stderr()),
-        status,
-    };
-    let opts = Options {
+/// What `supervise` takes: the command, its log, the probe and the stall and grace times
+/// of the flags, the address the command names and the child's extra environment.
+fn options(
+    args: &RunArgs,
+    log_path: &Path,
+    command_address: Option<rosetta_run::Address>,
+    child_env: Vec<(String, String)>,
+) -> Options {
+    Options {
         command: args.command.clone(),
-        log_path: log_path.clone(),
+        log_path: log_path.to_path_buf(),
         probe: args.probe,
         probe_timeout: Duration::from_secs(args.probe_timeout.max(1)),
         stall: (args.stall > 0).then(|| Duration::from_secs(args.stall)),
@@ -134,14 +197,40 @@ pub fn run(args: RunArgs) -> Code {
         stop_when_ready: args.stop_when_ready,
         command_address,
         env: child_env,
-    };
-    let id = attempt.id;
+    }
+}
+
+/// Where the launch's output goes: our stdout and stderr, with a live status line on a
+/// terminal unless `--no-status` or `TERM=dumb`.
+fn terminal(no_status: bool) -> Terminal {
+    let status = (!no_status
+        && std::io::stderr().is_terminal()
+        && std::env::var("TERM").map_or(true, |t| t != "dumb"))
+    .then(|| StatusTarget {
+        out: Box::new(std::io::stderr()),
+        size: Box::new(terminal_size),
+    });
+    Terminal {
+        stdout: Box::new(std::io::stdout()),
+        stderr: Box::new(std::io::stderr()),
+        status,
+    }
+}
+
+/// Supervises the launch, recording the attempt as ready the moment it is (with a note
+/// when that could not be recorded); when the launch never ran, records it as crashed.
+fn supervise(
+    opts: &Options,
+    term: Terminal,
+    j: &mut Journal,
+    attempt: &mut Attempt,
+) -> anyhow::Result<(rosetta_run::Ending, Option<String>)> {
     let mut ready_note: Option<String> = None;
     let ending = {
-        let j = &mut j;
-        let attempt = &attempt;
+        let j = &mut *j;
+        let attempt = &*attempt;
         let ready_note = &mut ready_note;
-        rosetta_run::supervise(&opts, term, &mut |ev| {
+        rosetta_run::supervise(opts, term, &mut |ev| {
             if let rosetta_run::Event::Ready { probe } = ev {
                 // Recorded at once: the server may now serve for hours.
                 let mut a = attempt.clone();
@@ -155,8 +244,8 @@ pub fn run(args: RunArgs) -> Code {
             }
         })
     };
-    let ending = match ending {
-        Ok(e) => e,
+    match ending {
+        Ok(e) => Ok((e, ready_note)),
         Err(e) => {
             // The launch never ran: record that, then report the error.
             attempt.outcome = Outcome::Crashed;
@@ -165,31 +254,42 @@ pub fn run(args: RunArgs) -> Code {
                 at: now(),
                 text: format!("rosetta could not run it: {e}"),
             });
-            let _ = j.finish(&attempt);
-            return Err(e.into());
+            let _ = j.finish(attempt);
+            Err(e.into())
         }
-    };
+    }
+}
 
-    // Diagnose the attempt's log, the way `diagnose` does.
+/// The facts of the attempt's log and the report built from them; a stall the log
+/// cannot show becomes the failure.
+fn diagnose(
+    kb: &KnowledgeBase,
+    log_path: &Path,
+    ending: &rosetta_run::Ending,
+) -> anyhow::Result<(rosetta_log::LogFacts, Report)> {
     let gpu_names: Vec<&str> = rosetta_kb::tables::GpuTable::embedded().names().collect();
     let mut facts = rosetta_log::read_logs(
-        std::slice::from_ref(&log_path),
+        &[log_path.to_path_buf()],
         kb.vocabulary(),
         &kb.literals(),
         &gpu_names,
     )?;
     if ending.outcome == Outcome::Stalled && facts.failure.is_none() {
         // The log cannot say it hung: rosetta saw it go silent, so that is the failure.
-        facts.failure = Some(stall_failure(&facts, &ending));
+        facts.failure = Some(stall_failure(&facts, ending));
     }
-    let report = rosetta_report::build(&kb, &facts, None);
-    attempt.log_args = facts
-        .extracted
-        .args
-        .iter()
-        .map(|(k, v)| (k.clone(), v.value.clone()))
-        .collect();
-    attempt.fingerprint = fingerprint.join().unwrap_or_default();
+    let report = rosetta_report::build(kb, &facts, None);
+    Ok((facts, report))
+}
+
+/// Fills in how the attempt ended: packages, model, outcome, failure, hypotheses, the
+/// report and rosetta's notes.
+fn settle(
+    attempt: &mut Attempt,
+    kb: &KnowledgeBase,
+    report: &Report,
+    ending: &rosetta_run::Ending,
+) {
     if attempt.fingerprint.packages.is_empty() {
         // No Python environment could be read: the versions the log names stand in.
         attempt.fingerprint.packages = report.facts.versions.clone();
@@ -204,7 +304,7 @@ pub fn run(args: RunArgs) -> Code {
     attempt.exit_code = ending.exit_code;
     attempt.probe = ending.probe.clone();
     attempt.ended = Some(now());
-    attempt.failure = journal::failure_of(&report);
+    attempt.failure = journal::failure_of(report);
     if attempt.outcome == Outcome::Stalled {
         // A stall leaves no error line: the failure is the hang, in the phase it hung in.
         let phase = ending.phase.unwrap_or(Phase::Unknown);
@@ -220,7 +320,7 @@ pub fn run(args: RunArgs) -> Code {
         attempt.failure = None;
     }
     if attempt.outcome.failed() {
-        attempt.hypotheses = hypotheses_of(&kb, &report);
+        attempt.hypotheses = hypotheses_of(kb, report);
     }
     attempt.report = Some(report.clone());
     for n in &ending.notes {
@@ -229,28 +329,31 @@ pub fn run(args: RunArgs) -> Code {
             text: format!("rosetta: {n}"),
         });
     }
-    let made = j.finish(&attempt)?;
-    let rulings = j.rulings()?;
+}
 
-    let out = std::io::stdout();
-    let color = match args.color {
-        ColorChoice::Always => true,
-        ColorChoice::Never => false,
-        ColorChoice::Auto => anstream::AutoStream::choice(&out) != anstream::ColorChoice::Never,
-    };
-    let mut w = std::io::BufWriter::new(out.lock());
+/// Writes the closing lines: how the attempt ended, its probe, rosetta's notes, and the
+/// rulings it made when no report follows.
+fn write_summary(
+    w: &mut dyn Write,
+    attempt: &Attempt,
+    ending: &rosetta_run::Ending,
+    log_path: &Path,
+    ready_note: Option<&str>,
+    made: &[Ruling],
+) -> anyhow::Result<()> {
     let exit = ending
         .exit_code
         .map(|c| format!(" · exit {c}"))
         .unwrap_or_default();
     writeln!(
         w,
-        "\n── rosetta: attempt #{id} {}{exit} after {} · log {}",
+        "\n── rosetta: attempt #{} {}{exit} after {} · log {}",
+        attempt.id,
         attempt.outcome,
         secs(ending.elapsed),
         log_path.display()
     )?;
-    if let Some(n) = &ready_note {
+    if let Some(n) = ready_note {
         writeln!(w, "   {n}")?;
     }
     if let Some(p) = &attempt.probe {
@@ -275,33 +378,38 @@ pub fn run(args: RunArgs) -> Code {
             r.why
         )?;
     }
-    if attempt.outcome.failed() {
-        let mut shown = report;
-        // The attempt failed (a probe, a stall, an exit code) where its log shows no
-        // error: the report must not read "OK".
-        if let Some(nf) = shown.no_failure.as_mut().filter(|n| n.reason == "clean") {
-            nf.reason = "not-in-log".into();
-        }
-        let force = in_force(&rulings, &attempt);
-        annotate(&mut shown, &force);
-        writeln!(w)?;
-        rosetta_report::render(
-            &shown,
-            rosetta_report::Format::Text,
-            rosetta_report::Style {
-                color,
-                top: args.top,
-            },
-            &mut w,
-        )?;
-    }
-    writeln!(
-        w,
-        "── recorded in {} · rosetta findings show {id}",
-        j.location()
-    )?;
-    w.flush()?;
+    Ok(())
+}
 
+/// Writes the failed attempt's report, with the journal's rulings in force written in.
+fn write_report(
+    w: &mut dyn Write,
+    mut shown: Report,
+    attempt: &Attempt,
+    rulings: &[Ruling],
+    color: bool,
+    top: usize,
+) -> anyhow::Result<()> {
+    // The attempt failed (a probe, a stall, an exit code) where its log shows no
+    // error: the report must not read "OK".
+    if let Some(nf) = shown.no_failure.as_mut().filter(|n| n.reason == "clean") {
+        nf.reason = "not-in-log".into();
+    }
+    let force = in_force(rulings, attempt);
+    annotate(&mut shown, &force);
+    writeln!(w)?;
+    rosetta_report::render(
+        &shown,
+        rosetta_report::Format::Text,
+        rosetta_report::Style { color, top },
+        w,
+    )?;
+    Ok(())
+}
+
+/// The exit code: 128 + N after signal N, the launch's own code, 4 when rosetta stopped a
+/// launch that was not ready, and never 0 for a failed attempt.
+fn exit_code(ending: &rosetta_run::Ending, attempt: &Attempt) -> Code {
     let code: i32 = if let Some(sig) = ending.interrupted_by {
         128 + sig
     } else if ending.stopped_by_rosetta {
@@ -325,7 +433,7 @@ pub fn run(args: RunArgs) -> Code {
         // A failed attempt never exits 0, even when the launcher said 0.
         return Err(Coded {
             code: 1,
-            message: format!("attempt #{id} {}", attempt.outcome),
+            message: format!("attempt #{} {}", attempt.id, attempt.outcome),
         }
         .into());
     }
