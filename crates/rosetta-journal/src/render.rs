@@ -275,60 +275,7 @@ pub fn list(
             let which: Vec<&Attempt> = all.iter().collect();
             json(all, rulings, &which, false, w)
         }
-        Format::Text => {
-            if all.is_empty() {
-                return writeln!(
-                    w,
-                    "no attempts yet: `rosetta run -- <launch command>` records one"
-                );
-            }
-            let rows: Vec<[String; 6]> = all
-                .iter()
-                .map(|a| {
-                    [
-                        format!("#{}", a.id),
-                        when(&a.started),
-                        a.outcome.to_string(),
-                        failure_text(a),
-                        top_cause(a),
-                        changed(all, a),
-                    ]
-                })
-                .collect();
-            let head = ["id", "when", "outcome", "failure", "top cause", "changed"];
-            let mut width = head.map(str::len);
-            for r in &rows {
-                for (i, c) in r.iter().enumerate().take(5) {
-                    width[i] = width[i].max(c.chars().count());
-                }
-            }
-            let line = |w: &mut dyn Write, r: &[String]| -> io::Result<()> {
-                let mut s = String::new();
-                for (i, c) in r.iter().enumerate() {
-                    if i < 5 {
-                        s.push_str(&format!("{c:<width$}  ", width = width[i]));
-                    } else {
-                        s.push_str(c);
-                    }
-                }
-                writeln!(w, "{}", s.trim_end())
-            };
-            line(w, &head.map(String::from))?;
-            for r in &rows {
-                line(w, r)?;
-            }
-            let st = state(all, rulings);
-            if !st.ruled_out.is_empty() || !st.supported.is_empty() {
-                writeln!(w)?;
-            }
-            for r in &st.ruled_out {
-                writeln!(w, "ruled out  {} by #{}: {}", r.cause, r.by_attempt, r.why)?;
-            }
-            for r in &st.supported {
-                writeln!(w, "supported  {} by #{}: {}", r.cause, r.by_attempt, r.why)?;
-            }
-            Ok(())
-        }
+        Format::Text => list_text(all, rulings, w),
         Format::Markdown => {
             writeln!(w, "| id | when | outcome | failure | top cause | changed |")?;
             writeln!(w, "|---|---|---|---|---|---|")?;
@@ -347,6 +294,63 @@ pub fn list(
             Ok(())
         }
     }
+}
+
+/// `findings list` as text: a table of the attempts in aligned columns, then the rulings
+/// in force.
+fn list_text(all: &[Attempt], rulings: &[Ruling], w: &mut dyn Write) -> io::Result<()> {
+    if all.is_empty() {
+        return writeln!(
+            w,
+            "no attempts yet: `rosetta run -- <launch command>` records one"
+        );
+    }
+    let rows: Vec<[String; 6]> = all
+        .iter()
+        .map(|a| {
+            [
+                format!("#{}", a.id),
+                when(&a.started),
+                a.outcome.to_string(),
+                failure_text(a),
+                top_cause(a),
+                changed(all, a),
+            ]
+        })
+        .collect();
+    let head = ["id", "when", "outcome", "failure", "top cause", "changed"];
+    let mut width = head.map(str::len);
+    for r in &rows {
+        for (i, c) in r.iter().enumerate().take(5) {
+            width[i] = width[i].max(c.chars().count());
+        }
+    }
+    let line = |w: &mut dyn Write, r: &[String]| -> io::Result<()> {
+        let mut s = String::new();
+        for (i, c) in r.iter().enumerate() {
+            if i < 5 {
+                s.push_str(&format!("{c:<width$}  ", width = width[i]));
+            } else {
+                s.push_str(c);
+            }
+        }
+        writeln!(w, "{}", s.trim_end())
+    };
+    line(w, &head.map(String::from))?;
+    for r in &rows {
+        line(w, r)?;
+    }
+    let st = state(all, rulings);
+    if !st.ruled_out.is_empty() || !st.supported.is_empty() {
+        writeln!(w)?;
+    }
+    for r in &st.ruled_out {
+        writeln!(w, "ruled out  {} by #{}: {}", r.cause, r.by_attempt, r.why)?;
+    }
+    for r in &st.supported {
+        writeln!(w, "supported  {} by #{}: {}", r.cause, r.by_attempt, r.why)?;
+    }
+    Ok(())
 }
 
 fn md_cell(s: &str) -> String {
@@ -408,73 +412,7 @@ pub fn show(
         ),
         None => when(&at.started),
     };
-    let mut rows: Vec<(&str, String)> = vec![("command", command_line(&at.command))];
-    if let Some(p) = previous(all, at) {
-        rows.push((
-            "changed",
-            format!("{} (against #{})", changed(all, at), p.id),
-        ));
-    }
-    if let Some(f) = at.failure {
-        let rank = f.rank.map(|r| format!(" · rank {r}")).unwrap_or_default();
-        rows.push(("failure", format!("{f}{rank}")));
-    }
-    if let Some(p) = &at.probe {
-        rows.push(("probe", probe_text(p)));
-    }
-    if let Some(m) = &at.model {
-        let h = m
-            .config_hash
-            .as_ref()
-            .map(|h| format!(" (config.json {h})"))
-            .unwrap_or_default();
-        rows.push(("model", format!("{}{h}", m.path)));
-    }
-    let fp = &at.fingerprint;
-    if !fp.gpus.is_empty() || fp.driver.is_some() {
-        let gpus = fp
-            .gpus
-            .first()
-            .map(|g| format!("{}x {}", fp.gpus.len(), g.name))
-            .unwrap_or_default();
-        let drv = fp
-            .driver
-            .as_ref()
-            .map(|d| format!(" · driver {d}"))
-            .unwrap_or_default();
-        let cuda = fp
-            .cuda
-            .as_ref()
-            .map(|d| format!(" · CUDA {d}"))
-            .unwrap_or_default();
-        rows.push(("machine", format!("{gpus}{drv}{cuda}")));
-    }
-    if !fp.packages.is_empty() {
-        let v: Vec<String> = fp
-            .packages
-            .iter()
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect();
-        rows.push(("versions", v.join(" · ")));
-    }
-    if !at.env.is_empty() {
-        let v: Vec<String> = at
-            .env
-            .iter()
-            .map(|(k, v)| {
-                let short: String = v.chars().take(60).collect();
-                let more = if short.len() < v.len() { "…" } else { "" };
-                format!("{k}={short}{more}")
-            })
-            .collect();
-        rows.push(("env", v.join(" ")));
-    }
-    if let Some(l) = &at.log_path {
-        rows.push(("log", l.clone()));
-    }
-    for n in &at.notes {
-        rows.push(("note", format!("{} ({})", n.text, when(&n.at))));
-    }
+    let rows = show_rows(all, at);
     if md {
         writeln!(w, "## Attempt #{} · {}{exit} · {span}\n", at.id, at.outcome)?;
         for (k, v) in &rows {
@@ -506,6 +444,88 @@ pub fn show(
         }
         None => writeln!(w, "(no diagnosis recorded: the attempt has not ended)"),
     }
+}
+
+/// The labelled rows `findings show` prints under the attempt's title, in order: command,
+/// change, failure, probe, model, machine, versions, environment, log and notes.
+fn show_rows(all: &[Attempt], at: &Attempt) -> Vec<(&'static str, String)> {
+    let mut rows: Vec<(&str, String)> = vec![("command", command_line(&at.command))];
+    if let Some(p) = previous(all, at) {
+        rows.push((
+            "changed",
+            format!("{} (against #{})", changed(all, at), p.id),
+        ));
+    }
+    if let Some(f) = at.failure {
+        let rank = f.rank.map(|r| format!(" · rank {r}")).unwrap_or_default();
+        rows.push(("failure", format!("{f}{rank}")));
+    }
+    if let Some(p) = &at.probe {
+        rows.push(("probe", probe_text(p)));
+    }
+    if let Some(m) = &at.model {
+        let h = m
+            .config_hash
+            .as_ref()
+            .map(|h| format!(" (config.json {h})"))
+            .unwrap_or_default();
+        rows.push(("model", format!("{}{h}", m.path)));
+    }
+    let fp = &at.fingerprint;
+    if let Some(machine) = machine_text(fp) {
+        rows.push(("machine", machine));
+    }
+    if !fp.packages.is_empty() {
+        let v: Vec<String> = fp
+            .packages
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        rows.push(("versions", v.join(" · ")));
+    }
+    if !at.env.is_empty() {
+        let v: Vec<String> = at
+            .env
+            .iter()
+            .map(|(k, v)| {
+                let short: String = v.chars().take(60).collect();
+                let more = if short.len() < v.len() { "…" } else { "" };
+                format!("{k}={short}{more}")
+            })
+            .collect();
+        rows.push(("env", v.join(" ")));
+    }
+    if let Some(l) = &at.log_path {
+        rows.push(("log", l.clone()));
+    }
+    for n in &at.notes {
+        rows.push(("note", format!("{} ({})", n.text, when(&n.at))));
+    }
+    rows
+}
+
+/// The machine of a fingerprint (`8x H100 · driver 550.54 · CUDA 12.4`), when it has GPUs
+/// or a driver.
+fn machine_text(fp: &crate::model::Fingerprint) -> Option<String> {
+    if fp.gpus.is_empty() && fp.driver.is_none() {
+        return None;
+    }
+    let gpus = fp
+        .gpus
+        .first()
+        .map(|g| format!("{}x {}", fp.gpus.len(), g.name))
+        .unwrap_or_default();
+    let drv = fp
+        .driver
+        .as_ref()
+        .map(|d| format!(" · driver {d}"))
+        .unwrap_or_default();
+    let cuda = fp
+        .cuda
+        .as_ref()
+        .map(|d| format!(" · CUDA {d}"))
+        .unwrap_or_default();
+    Some(format!("{gpus}{drv}{cuda}"))
 }
 
 fn delta_rows(title: &str, ds: &[Delta], arg: bool, out: &mut Vec<(String, String)>) {
@@ -700,77 +720,8 @@ pub fn export_markdown(
                 ));
             }
         }
-        match (at.outcome, at.failure) {
-            (Outcome::Ready, _) => {
-                p.push_str(" The server came up");
-                match &at.probe {
-                    Some(pr) if pr.ok => p.push_str(&format!(
-                        " and answered the probe ({} token(s), first after {} ms).",
-                        pr.tokens,
-                        pr.ttft_ms.unwrap_or(0)
-                    )),
-                    Some(_) => p.push_str(" but the probe failed."),
-                    None => p.push_str(" (no probe sent)."),
-                }
-            }
-            (Outcome::Running, _) => p.push_str(" Still running when exported."),
-            (Outcome::Interrupted, _) => p.push_str(" Stopped by hand before it was ready."),
-            (o, Some(f)) => {
-                let rank = f.rank.map(|r| format!(" on rank {r}")).unwrap_or_default();
-                let how = match o {
-                    Outcome::Stalled => "It stalled",
-                    Outcome::ProbeFailed => "It failed on the probe request",
-                    _ => "It crashed",
-                };
-                p.push_str(&format!(" {how}: {f}{rank}."));
-                if let Some(pr) = at.probe.as_ref().filter(|p| !p.ok) {
-                    if let Some(ph) = pr.died_in {
-                        p.push_str(&format!(" The probe died in {ph}."));
-                    }
-                }
-            }
-            (_, None) => p.push_str(" It failed with nothing the log names."),
-        }
-        let made: Vec<&Ruling> = rulings.iter().filter(|r| r.by_attempt == at.id).collect();
-        if made.is_empty() {
-            if let Some(h) = at.hypotheses.first() {
-                let more: Vec<String> = at
-                    .hypotheses
-                    .iter()
-                    .skip(1)
-                    .take(2)
-                    .map(|h| format!("{} {:.2}", h.cause, h.confidence))
-                    .collect();
-                p.push_str(&format!(
-                    " The diagnosis put {} first ({:.2}; {})",
-                    h.cause,
-                    h.confidence,
-                    h.summary.trim_end_matches('.')
-                ));
-                if more.is_empty() {
-                    p.push('.');
-                } else {
-                    p.push_str(&format!(", then {}.", more.join(", ")));
-                }
-            }
-        } else {
-            for r in made {
-                let word = match r.verdict {
-                    Verdict::RuledOut => "This ruled out",
-                    Verdict::Supported => "This supports",
-                };
-                p.push_str(&format!(
-                    " {word} {} (the experiment of #{}: {}).",
-                    r.cause,
-                    r.against_attempt,
-                    r.experiment
-                        .split(':')
-                        .next()
-                        .unwrap_or(&r.experiment)
-                        .trim()
-                ));
-            }
-        }
+        push_ending(&mut p, at);
+        push_verdicts(&mut p, at, rulings);
         for n in &at.notes {
             p.push_str(&format!(" Note: {}", n.text.trim()));
             if !n.text.trim_end().ends_with('.') {
@@ -780,6 +731,94 @@ pub fn export_markdown(
         writeln!(w, "{p}\n")?;
     }
     let st = state(all, rulings);
+    write_still_open(&st, rulings, w)?;
+    write_rulings(&st, w)
+}
+
+/// Adds to an exported attempt's paragraph how it ended: up (and the probe), still running,
+/// stopped, or how it failed.
+fn push_ending(p: &mut String, at: &Attempt) {
+    match (at.outcome, at.failure) {
+        (Outcome::Ready, _) => {
+            p.push_str(" The server came up");
+            match &at.probe {
+                Some(pr) if pr.ok => p.push_str(&format!(
+                    " and answered the probe ({} token(s), first after {} ms).",
+                    pr.tokens,
+                    pr.ttft_ms.unwrap_or(0)
+                )),
+                Some(_) => p.push_str(" but the probe failed."),
+                None => p.push_str(" (no probe sent)."),
+            }
+        }
+        (Outcome::Running, _) => p.push_str(" Still running when exported."),
+        (Outcome::Interrupted, _) => p.push_str(" Stopped by hand before it was ready."),
+        (o, Some(f)) => {
+            let rank = f.rank.map(|r| format!(" on rank {r}")).unwrap_or_default();
+            let how = match o {
+                Outcome::Stalled => "It stalled",
+                Outcome::ProbeFailed => "It failed on the probe request",
+                _ => "It crashed",
+            };
+            p.push_str(&format!(" {how}: {f}{rank}."));
+            if let Some(pr) = at.probe.as_ref().filter(|p| !p.ok) {
+                if let Some(ph) = pr.died_in {
+                    p.push_str(&format!(" The probe died in {ph}."));
+                }
+            }
+        }
+        (_, None) => p.push_str(" It failed with nothing the log names."),
+    }
+}
+
+/// Adds to an exported attempt's paragraph the rulings it made, or, when it made none, the
+/// diagnosis's leading hypotheses.
+fn push_verdicts(p: &mut String, at: &Attempt, rulings: &[Ruling]) {
+    let made: Vec<&Ruling> = rulings.iter().filter(|r| r.by_attempt == at.id).collect();
+    if made.is_empty() {
+        if let Some(h) = at.hypotheses.first() {
+            let more: Vec<String> = at
+                .hypotheses
+                .iter()
+                .skip(1)
+                .take(2)
+                .map(|h| format!("{} {:.2}", h.cause, h.confidence))
+                .collect();
+            p.push_str(&format!(
+                " The diagnosis put {} first ({:.2}; {})",
+                h.cause,
+                h.confidence,
+                h.summary.trim_end_matches('.')
+            ));
+            if more.is_empty() {
+                p.push('.');
+            } else {
+                p.push_str(&format!(", then {}.", more.join(", ")));
+            }
+        }
+    } else {
+        for r in made {
+            let word = match r.verdict {
+                Verdict::RuledOut => "This ruled out",
+                Verdict::Supported => "This supports",
+            };
+            p.push_str(&format!(
+                " {word} {} (the experiment of #{}: {}).",
+                r.cause,
+                r.against_attempt,
+                r.experiment
+                    .split(':')
+                    .next()
+                    .unwrap_or(&r.experiment)
+                    .trim()
+            ));
+        }
+    }
+}
+
+/// The export's "Still open" section: the open hypotheses of the current failure, each
+/// with the next test not yet tried.
+fn write_still_open(st: &State<'_>, rulings: &[Ruling], w: &mut dyn Write) -> io::Result<()> {
     writeln!(w, "## Still open\n")?;
     match st.current {
         Some(c) if !st.open.is_empty() => {
@@ -803,6 +842,11 @@ pub fn export_markdown(
         )?,
         None => writeln!(w, "No failed attempt.\n")?,
     }
+    Ok(())
+}
+
+/// The export's "Ruled out" section, and "Supported" when anything is.
+fn write_rulings(st: &State<'_>, w: &mut dyn Write) -> io::Result<()> {
     writeln!(w, "## Ruled out\n")?;
     if st.ruled_out.is_empty() {
         writeln!(w, "Nothing yet.\n")?;
