@@ -10,9 +10,9 @@
 //! one compared. Which change tests which cause is data; this module only
 //! compares.
 
-use crate::diff::{diff, Delta};
+use crate::diff::{diff, Delta, Diff};
 use crate::model::{Attempt, FailureRef, HypothesisRec, Outcome, Ruling, Test, Verdict};
-use rosetta_kb::change::{inert_args, inert_env, ChangeOp, Target};
+use rosetta_kb::change::{inert_args, inert_env, Change, ChangeOp, Target};
 use rosetta_kb::KnowledgeBase;
 use rosetta_report::{Experiment, Hypothesis, Report, Tried};
 use rosetta_schema::{Cause, Phase};
@@ -83,147 +83,187 @@ pub fn judge(earlier: &[Attempt], b: &Attempt) -> Vec<Ruling> {
     for a in candidates {
         let Some(af) = a.failure else { continue };
         let d = diff(a, b);
-        if !d.versions.is_empty()
-            || !d.machine.is_empty()
-            || !d.model.is_empty()
-            || !d.command.is_empty()
-        {
+        let Some(deltas) = testing_deltas(&d) else {
             continue;
-        }
-        let inert_a = inert_args();
-        let inert_e = inert_env();
-        let deltas: Vec<(Kind, &Delta)> = d
-            .args
-            .iter()
-            .filter(|x| !inert_a.contains(&x.key))
-            .map(|x| (Kind::Arg, x))
-            .chain(
-                d.env
-                    .iter()
-                    .filter(|x| !inert_e.contains(&x.key))
-                    .map(|x| (Kind::Env, x)),
-            )
-            .collect();
-        if deltas.is_empty() {
-            continue;
-        }
-        // Which tests of A's hypotheses the deltas carry out.
-        let mut explained = vec![false; deltas.len()];
-        let mut tested: BTreeMap<Cause, Vec<(String, Vec<usize>)>> = BTreeMap::new();
-        for h in &a.hypotheses {
-            for t in &h.tests {
-                let hit: Vec<usize> = deltas
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, (kind, x))| {
-                        t.changes.iter().any(|c| {
-                            let target_ok = match (c.target(), kind) {
-                                (Target::Arg(k), Kind::Arg) | (Target::Env(k), Kind::Env) => {
-                                    k == x.key
-                                }
-                                _ => false,
-                            };
-                            // A number absent from a command is the value the server
-                            // printed (its default, or its own heuristic).
-                            let numeric = matches!(c.op, ChangeOp::Lower | ChangeOp::Higher);
-                            let before = x.before.as_deref().or_else(|| {
-                                (numeric && *kind == Kind::Arg)
-                                    .then(|| a.log_args.get(&x.key).map(String::as_str))
-                                    .flatten()
-                            });
-                            let after = x.after.as_deref().or_else(|| {
-                                (numeric && *kind == Kind::Arg)
-                                    .then(|| b.log_args.get(&x.key).map(String::as_str))
-                                    .flatten()
-                            });
-                            target_ok && c.matches(before, after)
-                        })
-                    })
-                    .map(|(i, _)| i)
-                    .collect();
-                if !hit.is_empty() {
-                    for &i in &hit {
-                        explained[i] = true;
-                    }
-                    let entry = tested.entry(h.cause).or_default();
-                    if !entry.iter().any(|(act, _)| *act == t.action) {
-                        entry.push((t.action.clone(), hit));
-                    }
-                }
-            }
-        }
-        if tested.is_empty() || explained.iter().any(|e| !e) {
-            continue;
-        }
-        let verdict = match (b.outcome, b.failure) {
-            (o, Some(bf)) if o.failed() && bf.same_as(&af) => Verdict::RuledOut,
-            (o, Some(_)) if o.failed() => Verdict::Supported,
-            (Outcome::Ready, _) => {
-                let probed = b.probe.as_ref().is_some_and(|p| p.ok);
-                if needs_request(&af, a.outcome) && !probed {
-                    // Ready without a request says nothing about a failure on the first request.
-                    return Vec::new();
-                }
-                Verdict::Supported
-            }
-            _ => return Vec::new(),
         };
-        let happened = match verdict {
-            Verdict::RuledOut => format!("failed the same way ({af})"),
-            Verdict::Supported => match (b.outcome, b.failure) {
-                (Outcome::Ready, _) => {
-                    if b.probe.as_ref().is_some_and(|p| p.ok) {
-                        "was ready and answered the probe".to_string()
-                    } else {
-                        "was ready".to_string()
-                    }
-                }
-                (_, Some(bf)) => format!("failed differently ({bf}, not {af})"),
-                _ => "ended differently".to_string(),
-            },
+        let Some(tested) = tests_carried_out(a, b, &deltas) else {
+            continue;
         };
-        let others: Vec<Cause> = tested.keys().copied().collect();
-        return tested
-            .into_iter()
-            .map(|(cause, tests)| {
-                let mut idx: Vec<usize> = tests.iter().flat_map(|(_, h)| h.clone()).collect();
-                idx.sort();
-                idx.dedup();
-                let changes: Vec<String> = idx
-                    .iter()
-                    .map(|&i| describe(deltas[i].0, deltas[i].1))
-                    .collect();
-                let with: Vec<String> = others
-                    .iter()
-                    .filter(|c| **c != cause)
-                    .map(|c| c.to_string())
-                    .collect();
-                let joint = if with.is_empty() || verdict == Verdict::RuledOut {
-                    String::new()
-                } else {
-                    format!("; the same change also tests {}", with.join(", "))
-                };
-                Ruling {
-                    cause,
-                    verdict,
-                    by_attempt: b.id,
-                    against_attempt: a.id,
-                    failure: FailureRef { rank: None, ..af },
-                    experiment: tests
-                        .first()
-                        .map(|(act, _)| act.clone())
-                        .unwrap_or_default(),
-                    why: format!(
-                        "#{} changed {} against #{} and {happened}{joint}",
-                        b.id,
-                        changes.join(", "),
-                        a.id
-                    ),
-                }
-            })
-            .collect();
+        let Some(verdict) = verdict_of(a, af, b) else {
+            return Vec::new();
+        };
+        return rulings_of(a, af, b, verdict, tested, &deltas);
     }
     Vec::new()
+}
+
+/// For each cause of A's hypotheses, the tests that B's changes carry out: each test's
+/// action and the indexes of the changes that carry it out.
+type Tested = BTreeMap<Cause, Vec<(String, Vec<usize>)>>;
+
+/// The changes from A to B that may test something: the args and env vars that differ,
+/// less the inert ones; `None` when the packages, machine, model or command differ too,
+/// or nothing does.
+fn testing_deltas(d: &Diff) -> Option<Vec<(Kind, &Delta)>> {
+    if !d.versions.is_empty()
+        || !d.machine.is_empty()
+        || !d.model.is_empty()
+        || !d.command.is_empty()
+    {
+        return None;
+    }
+    let inert_a = inert_args();
+    let inert_e = inert_env();
+    let deltas: Vec<(Kind, &Delta)> = d
+        .args
+        .iter()
+        .filter(|x| !inert_a.contains(&x.key))
+        .map(|x| (Kind::Arg, x))
+        .chain(
+            d.env
+                .iter()
+                .filter(|x| !inert_e.contains(&x.key))
+                .map(|x| (Kind::Env, x)),
+        )
+        .collect();
+    (!deltas.is_empty()).then_some(deltas)
+}
+
+/// Which tests of A's hypotheses the deltas carry out; `None` when none does, or when some
+/// delta is no test's change.
+fn tests_carried_out(a: &Attempt, b: &Attempt, deltas: &[(Kind, &Delta)]) -> Option<Tested> {
+    let mut explained = vec![false; deltas.len()];
+    let mut tested: Tested = BTreeMap::new();
+    for h in &a.hypotheses {
+        for t in &h.tests {
+            let hit: Vec<usize> = deltas
+                .iter()
+                .enumerate()
+                .filter(|(_, (kind, x))| t.changes.iter().any(|c| makes(c, *kind, x, a, b)))
+                .map(|(i, _)| i)
+                .collect();
+            if !hit.is_empty() {
+                for &i in &hit {
+                    explained[i] = true;
+                }
+                let entry = tested.entry(h.cause).or_default();
+                if !entry.iter().any(|(act, _)| *act == t.action) {
+                    entry.push((t.action.clone(), hit));
+                }
+            }
+        }
+    }
+    if tested.is_empty() || explained.iter().any(|e| !e) {
+        return None;
+    }
+    Some(tested)
+}
+
+/// Whether the delta from A to B is the change a test lists (its arg or env var, moved
+/// the way the change says).
+fn makes(c: &Change, kind: Kind, x: &Delta, a: &Attempt, b: &Attempt) -> bool {
+    let target_ok = match (c.target(), kind) {
+        (Target::Arg(k), Kind::Arg) | (Target::Env(k), Kind::Env) => k == x.key,
+        _ => false,
+    };
+    // A number absent from a command is the value the server
+    // printed (its default, or its own heuristic).
+    let numeric = matches!(c.op, ChangeOp::Lower | ChangeOp::Higher);
+    let before = x.before.as_deref().or_else(|| {
+        (numeric && kind == Kind::Arg)
+            .then(|| a.log_args.get(&x.key).map(String::as_str))
+            .flatten()
+    });
+    let after = x.after.as_deref().or_else(|| {
+        (numeric && kind == Kind::Arg)
+            .then(|| b.log_args.get(&x.key).map(String::as_str))
+            .flatten()
+    });
+    target_ok && c.matches(before, after)
+}
+
+/// What B's ending says of the hypotheses it tested against A's failure `af`: ruled out
+/// when it failed the same way, supported when it failed otherwise or came up; `None`
+/// when it says nothing (ready without the request a late failure needs).
+fn verdict_of(a: &Attempt, af: FailureRef, b: &Attempt) -> Option<Verdict> {
+    Some(match (b.outcome, b.failure) {
+        (o, Some(bf)) if o.failed() && bf.same_as(&af) => Verdict::RuledOut,
+        (o, Some(_)) if o.failed() => Verdict::Supported,
+        (Outcome::Ready, _) => {
+            let probed = b.probe.as_ref().is_some_and(|p| p.ok);
+            if needs_request(&af, a.outcome) && !probed {
+                // Ready without a request says nothing about a failure on the first request.
+                return None;
+            }
+            Verdict::Supported
+        }
+        _ => return None,
+    })
+}
+
+/// One ruling per tested cause, saying what B changed against A and what happened.
+fn rulings_of(
+    a: &Attempt,
+    af: FailureRef,
+    b: &Attempt,
+    verdict: Verdict,
+    tested: Tested,
+    deltas: &[(Kind, &Delta)],
+) -> Vec<Ruling> {
+    let happened = match verdict {
+        Verdict::RuledOut => format!("failed the same way ({af})"),
+        Verdict::Supported => match (b.outcome, b.failure) {
+            (Outcome::Ready, _) => {
+                if b.probe.as_ref().is_some_and(|p| p.ok) {
+                    "was ready and answered the probe".to_string()
+                } else {
+                    "was ready".to_string()
+                }
+            }
+            (_, Some(bf)) => format!("failed differently ({bf}, not {af})"),
+            _ => "ended differently".to_string(),
+        },
+    };
+    let others: Vec<Cause> = tested.keys().copied().collect();
+    tested
+        .into_iter()
+        .map(|(cause, tests)| {
+            let mut idx: Vec<usize> = tests.iter().flat_map(|(_, h)| h.clone()).collect();
+            idx.sort();
+            idx.dedup();
+            let changes: Vec<String> = idx
+                .iter()
+                .map(|&i| describe(deltas[i].0, deltas[i].1))
+                .collect();
+            let with: Vec<String> = others
+                .iter()
+                .filter(|c| **c != cause)
+                .map(|c| c.to_string())
+                .collect();
+            let joint = if with.is_empty() || verdict == Verdict::RuledOut {
+                String::new()
+            } else {
+                format!("; the same change also tests {}", with.join(", "))
+            };
+            Ruling {
+                cause,
+                verdict,
+                by_attempt: b.id,
+                against_attempt: a.id,
+                failure: FailureRef { rank: None, ..af },
+                experiment: tests
+                    .first()
+                    .map(|(act, _)| act.clone())
+                    .unwrap_or_default(),
+                why: format!(
+                    "#{} changed {} against #{} and {happened}{joint}",
+                    b.id,
+                    changes.join(", "),
+                    a.id
+                ),
+            }
+        })
+        .collect()
 }
 
 /// The rulings in force for an attempt: those made by it or before it, about
