@@ -391,94 +391,19 @@ impl EngineSpec {
             .unwrap_or_else(|| format!("--{}", key.replace('_', "-")))
     }
 
+    /// The engine from its file and its generated flag table (checked against each other):
+    /// the flags joined, their spellings and defaults indexed, backends and roles checked.
     fn from_files(file: EngineFile, table: Option<FlagsFile>, name: &str) -> Result<Self, Error> {
         let err = |message: String| Error::EngineFile {
             file: name.to_string(),
             message,
         };
-        if file.launcher.is_empty() {
-            return Err(err(
-                "no [[launcher]]: nothing would start this engine".into()
-            ));
-        }
-        for l in &file.launcher {
-            if l.program.is_none() == l.module.is_none() {
-                return Err(err(
-                    "a [[launcher]] names exactly one of `program` or `module`".into(),
-                ));
-            }
-        }
-        let mut flags: BTreeMap<String, FlagSpec> = BTreeMap::new();
+        check_launchers(&file.launcher).map_err(err)?;
         let flags_version = table.as_ref().map(|t| t.version.clone());
-        if let Some(t) = table {
-            if t.engine != file.engine {
-                return Err(err(format!(
-                    "flags file is for `{}`, not `{}`",
-                    t.engine, file.engine
-                )));
-            }
-            for (k, f) in t.flags {
-                flags.insert(canonical_arg_key(&k), f);
-            }
-        }
-        // The engine file's own flags add to (or replace) the generated table.
-        for (k, f) in file.flags {
-            flags.insert(canonical_arg_key(&k), f);
-        }
-        let mut by_name = BTreeMap::new();
-        let mut defaults = BTreeMap::new();
-        for (key, f) in &flags {
-            if f.names.is_empty() {
-                return Err(err(format!("flag `{key}` has no names")));
-            }
-            for n in &f.names {
-                if !n.starts_with('-') {
-                    return Err(err(format!(
-                        "flag `{key}`: name `{n}` does not start with -"
-                    )));
-                }
-                by_name.insert(n.clone(), key.clone());
-            }
-            if let Some(d) = &f.default {
-                defaults.insert(key.clone(), value_string(d));
-            }
-        }
-        for (k, v) in &file.defaults {
-            defaults.insert(canonical_arg_key(k), value_string(v));
-        }
-        for b in &file.backend {
-            for k in &b.flags {
-                if !flags.contains_key(k.as_str()) {
-                    return Err(err(format!(
-                        "[[backend]] {} names `{k}`, which is not a flag",
-                        b.library
-                    )));
-                }
-            }
-            if b.flags.is_empty() && b.env.is_empty() {
-                return Err(err(format!(
-                    "[[backend]] {} names no flag or env",
-                    b.library
-                )));
-            }
-        }
-        let roles = &file.roles;
-        for key in [
-            &roles.model,
-            &roles.host,
-            &roles.port,
-            &roles.context_length,
-            &roles.memory_fraction,
-            &roles.kv_cache_dtype,
-            &roles.quantization,
-        ]
-        .into_iter()
-        .flatten()
-        {
-            if !flags.contains_key(key.as_str()) {
-                return Err(err(format!("[roles] names `{key}`, which is not a flag")));
-            }
-        }
+        let flags = join_flags(table, file.flags, &file.engine).map_err(err)?;
+        let (by_name, defaults) = index_flags(&flags, &file.defaults).map_err(err)?;
+        check_backends(&file.backend, &flags).map_err(err)?;
+        check_roles(&file.roles, &flags).map_err(err)?;
         Ok(EngineSpec {
             id: file.engine,
             about: file.about,
@@ -497,6 +422,115 @@ impl EngineSpec {
             by_name,
         })
     }
+}
+
+/// Checks that there is a launcher and that each names exactly one of a program or a module.
+fn check_launchers(launchers: &[Launcher]) -> Result<(), String> {
+    if launchers.is_empty() {
+        return Err("no [[launcher]]: nothing would start this engine".into());
+    }
+    for l in launchers {
+        if l.program.is_none() == l.module.is_none() {
+            return Err("a [[launcher]] names exactly one of `program` or `module`".into());
+        }
+    }
+    Ok(())
+}
+
+/// The generated flag table (which must be the engine's) with the engine file's own flags
+/// added or replacing, by canonical key.
+fn join_flags(
+    table: Option<FlagsFile>,
+    own: BTreeMap<String, FlagSpec>,
+    engine: &str,
+) -> Result<BTreeMap<String, FlagSpec>, String> {
+    let mut flags: BTreeMap<String, FlagSpec> = BTreeMap::new();
+    if let Some(t) = table {
+        if t.engine != engine {
+            return Err(format!(
+                "flags file is for `{}`, not `{}`",
+                t.engine, engine
+            ));
+        }
+        for (k, f) in t.flags {
+            flags.insert(canonical_arg_key(&k), f);
+        }
+    }
+    // The engine file's own flags add to (or replace) the generated table.
+    for (k, f) in own {
+        flags.insert(canonical_arg_key(&k), f);
+    }
+    Ok(flags)
+}
+
+/// A map of strings: spelling to key, or key to default.
+type StringMap = BTreeMap<String, String>;
+
+/// Each spelling's canonical key (every flag has names, each dashed), and each key's
+/// default: the flag's own, then the engine file's `[defaults]`.
+fn index_flags(
+    flags: &BTreeMap<String, FlagSpec>,
+    file_defaults: &BTreeMap<String, toml::Value>,
+) -> Result<(StringMap, StringMap), String> {
+    let mut by_name = BTreeMap::new();
+    let mut defaults = BTreeMap::new();
+    for (key, f) in flags {
+        if f.names.is_empty() {
+            return Err(format!("flag `{key}` has no names"));
+        }
+        for n in &f.names {
+            if !n.starts_with('-') {
+                return Err(format!("flag `{key}`: name `{n}` does not start with -"));
+            }
+            by_name.insert(n.clone(), key.clone());
+        }
+        if let Some(d) = &f.default {
+            defaults.insert(key.clone(), value_string(d));
+        }
+    }
+    for (k, v) in file_defaults {
+        defaults.insert(canonical_arg_key(k), value_string(v));
+    }
+    Ok((by_name, defaults))
+}
+
+/// Checks that each backend names a flag or an env var, and only flags that exist.
+fn check_backends(backends: &[Backend], flags: &BTreeMap<String, FlagSpec>) -> Result<(), String> {
+    for b in backends {
+        for k in &b.flags {
+            if !flags.contains_key(k.as_str()) {
+                return Err(format!(
+                    "[[backend]] {} names `{k}`, which is not a flag",
+                    b.library
+                ));
+            }
+        }
+        if b.flags.is_empty() && b.env.is_empty() {
+            return Err(format!("[[backend]] {} names no flag or env", b.library));
+        }
+    }
+    Ok(())
+}
+
+/// Checks that every key `[roles]` names is a flag.
+fn check_roles(roles: &Roles, flags: &BTreeMap<String, FlagSpec>) -> Result<(), String> {
+    for key in [
+        &roles.model,
+        &roles.host,
+        &roles.port,
+        &roles.context_length,
+        &roles.memory_fraction,
+        &roles.kv_cache_dtype,
+        &roles.quantization,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        if !flags.contains_key(key.as_str()) {
+            return Err(format!("[roles] names `{key}`, which is not a flag"));
+        }
+    }
+    Ok(())
 }
 
 /// The engines rosetta knows.
