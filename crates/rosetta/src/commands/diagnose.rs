@@ -57,51 +57,10 @@ pub fn run(args: DiagnoseArgs) -> Outcome {
     if let Some(hint) = stdin_hint(&args.logs, std::io::stdin().is_terminal()) {
         crate::exit::say(format_args!("{hint}"));
     }
-    // The case library (unpacked, its vectors built) loads on the second core while this
-    // one reads the knowledge base and builds the scanner: a third of start-up, hidden.
-    let case_dirs = args.cases.clone();
-    let cases = std::thread::spawn(move || {
-        rosetta_cases::Cases::for_diagnose(&case_dirs).inspect(rosetta_cases::Cases::warm)
-    });
-    // The scanner's automata (a third of start-up) are built on another core while the
-    // rules load, from the built-in vocabulary and the rules' literals worked out at build
-    // time; rules or vocabulary from `--kb` folders add literals, so then it waits for them.
-    let early_scanner = args.kb.is_empty().then(|| {
-        std::thread::spawn(|| {
-            let scanner = KnowledgeBase::embedded_scanner();
-            // The vocabulary the facts need, read while the rules load.
-            let _ = rosetta_log::Vocabulary::embedded();
-            scanner
-        })
-    });
-    let mut kb = KnowledgeBase::embedded().context("the built-in knowledge base is broken")?;
-    for dir in &args.kb {
-        kb.add_dir(dir).context("cannot load --kb rules")?;
-    }
-    let machine = match &args.env {
-        Some(path) => Some(super::env_facts::load(path)?),
-        None => None,
-    };
-    let gpu_names: Vec<&'static str> = rosetta_kb::tables::GpuTable::embedded().names().collect();
-    let scanner = match early_scanner {
-        Some(building) => building
-            .join()
-            .map_err(|_| anyhow::anyhow!("the log scanner could not be built"))?,
-        None => rosetta_log::Scanner::new(kb.vocabulary(), &kb.literals()),
-    };
-    let cases = cases
-        .join()
-        .map_err(|_| anyhow::anyhow!("the case library could not be loaded"))?
-        .context("cannot load --cases")?;
+    let (setup, scanner) = Setup::load(&args)?;
     // Never dropped: the process ends with the command, and freeing the rules, the case
     // library and the automatons one allocation at a time took a twentieth of start-up.
-    let setup = std::mem::ManuallyDrop::new(Setup {
-        kb,
-        cases,
-        machine,
-        gpu_names,
-        redact: args.redact,
-    });
+    let setup = std::mem::ManuallyDrop::new(setup);
     let scanner = std::mem::ManuallyDrop::new(scanner);
     let stdout = std::io::stdout();
     let style = Style {
@@ -116,27 +75,7 @@ pub fn run(args: DiagnoseArgs) -> Outcome {
     };
     let mut out = std::io::BufWriter::new(stdout.lock());
     if !each {
-        let report = setup.report(&scanner, &args.logs)?;
-        // An input that could not be read to its end (a truncated .gz) is bad input: the
-        // report covers what was read, and the exit code and stderr say it is partial.
-        let broken = report
-            .inputs
-            .iter()
-            .find_map(|i| i.note.as_ref().map(|n| (i, n)));
-        if let Some((input, note)) = broken.filter(|(i, _)| i.lines == 0) {
-            anyhow::bail!("{}: {note}; nothing could be read", input.path);
-        }
-        rosetta_report::render(&report, report_format(args.format), style, &mut out)?;
-        out.flush()?;
-        if let Some((input, note)) = broken {
-            crate::exit::say(format_args!(
-                "rosetta: error: {}: {note}; the report covers its first {}",
-                input.path,
-                rosetta_report::count(input.lines, "line")
-            ));
-            return Ok(BAD_INPUT);
-        }
-        return Ok(OK);
+        return one_report(&setup, &scanner, &args.logs, args.format, style, &mut out);
     }
     let stdin = [PathBuf::from("-")];
     let files: &[PathBuf] = if args.logs.is_empty() {
@@ -147,6 +86,91 @@ pub fn run(args: DiagnoseArgs) -> Outcome {
     let failed = each_file(&setup, &scanner, files, args.format, style, &mut out)?;
     out.flush()?;
     Ok(if failed > 0 { BAD_INPUT } else { OK })
+}
+
+impl Setup {
+    /// Loads the knowledge base (with `--kb`), the machine (`--env`), the case library and
+    /// the log scanner, the slow parts on other cores.
+    fn load(args: &DiagnoseArgs) -> anyhow::Result<(Setup, rosetta_log::Scanner)> {
+        // The case library (unpacked, its vectors built) loads on the second core while this
+        // one reads the knowledge base and builds the scanner: a third of start-up, hidden.
+        let case_dirs = args.cases.clone();
+        let cases = std::thread::spawn(move || {
+            rosetta_cases::Cases::for_diagnose(&case_dirs).inspect(rosetta_cases::Cases::warm)
+        });
+        // The scanner's automata (a third of start-up) are built on another core while the
+        // rules load, from the built-in vocabulary and the rules' literals worked out at build
+        // time; rules or vocabulary from `--kb` folders add literals, so then it waits for them.
+        let early_scanner = args.kb.is_empty().then(|| {
+            std::thread::spawn(|| {
+                let scanner = KnowledgeBase::embedded_scanner();
+                // The vocabulary the facts need, read while the rules load.
+                let _ = rosetta_log::Vocabulary::embedded();
+                scanner
+            })
+        });
+        let mut kb = KnowledgeBase::embedded().context("the built-in knowledge base is broken")?;
+        for dir in &args.kb {
+            kb.add_dir(dir).context("cannot load --kb rules")?;
+        }
+        let machine = match &args.env {
+            Some(path) => Some(super::env_facts::load(path)?),
+            None => None,
+        };
+        let gpu_names: Vec<&'static str> =
+            rosetta_kb::tables::GpuTable::embedded().names().collect();
+        let scanner = match early_scanner {
+            Some(building) => building
+                .join()
+                .map_err(|_| anyhow::anyhow!("the log scanner could not be built"))?,
+            None => rosetta_log::Scanner::new(kb.vocabulary(), &kb.literals()),
+        };
+        let cases = cases
+            .join()
+            .map_err(|_| anyhow::anyhow!("the case library could not be loaded"))?
+            .context("cannot load --cases")?;
+        let setup = Setup {
+            kb,
+            cases,
+            machine,
+            gpu_names,
+            redact: args.redact,
+        };
+        Ok((setup, scanner))
+    }
+}
+
+/// Diagnoses all the logs as one and writes the report; an input that could not be read
+/// to its end is bad input (an error when nothing of it was read).
+fn one_report(
+    setup: &Setup,
+    scanner: &rosetta_log::Scanner,
+    logs: &[PathBuf],
+    format: DiagnoseFormat,
+    style: Style,
+    out: &mut dyn Write,
+) -> Outcome {
+    let report = setup.report(scanner, logs)?;
+    // An input that could not be read to its end (a truncated .gz) is bad input: the
+    // report covers what was read, and the exit code and stderr say it is partial.
+    let broken = report
+        .inputs
+        .iter()
+        .find_map(|i| i.note.as_ref().map(|n| (i, n)));
+    if let Some((input, note)) = broken.filter(|(i, _)| i.lines == 0) {
+        anyhow::bail!("{}: {note}; nothing could be read", input.path);
+    }
+    rosetta_report::render(&report, report_format(format), style, out)?;
+    out.flush()?;
+    if let Some((input, note)) = broken {
+        crate::exit::say(format_args!(
+            "rosetta: error: {}: {note}; the report covers its first {}",
+            input.path,
+            rosetta_report::count(input.lines, "line")
+        ));
+        return Ok(BAD_INPUT);
+    }
+    Ok(OK)
 }
 
 fn report_format(f: DiagnoseFormat) -> rosetta_report::Format {
