@@ -36,26 +36,7 @@ pub fn run(args: VersionsArgs) -> Outcome {
     let env = |k: &str| std::env::var(k).ok();
     let index = source::resolve_index(args.index_url.as_deref(), &env, &source::ask_pip_default)
         .map_err(|e| usage(&e.to_string()))?;
-    let cache = args
-        .cache_dir
-        .clone()
-        .or_else(|| Cache::default_dir(&env))
-        .map(Cache::new);
-    let client = if args.offline {
-        None
-    } else {
-        let opts = ClientOptions {
-            ca_bundle: source::find_ca_bundle(&env),
-            connections: args.jobs.max(1),
-            ..ClientOptions::default()
-        };
-        Some(Client::new(&opts).map_err(|e| usage(&e.to_string()))?)
-    };
-    let sweeper = Sweeper {
-        client,
-        cache,
-        jobs: args.jobs.max(1),
-    };
+    let sweeper = sweeper_of(&args, &env)?;
 
     let started = Instant::now();
     let project = sweeper
@@ -67,28 +48,8 @@ pub fn run(args: VersionsArgs) -> Outcome {
     bar.clear();
     let elapsed = started.elapsed();
 
-    // Nothing answered and every failure was the network: that is the index failing.
-    if sweep
-        .releases
-        .iter()
-        .all(|r| r.answer.is_none() && r.model_types.is_none())
-    {
-        if let Some(first) = sweep.releases.iter().find(|r| r.error.is_some()) {
-            let code = if sweep.releases.iter().any(|r| r.unreachable) {
-                exit::SERVICE
-            } else {
-                exit::BAD_INPUT
-            };
-            return Err(anyhow::Error::new(Coded {
-                code,
-                message: format!(
-                    "failed to read any release of `{}`: {} {}",
-                    args.package,
-                    first.version,
-                    first.error.as_deref().unwrap_or("")
-                ),
-            }));
-        }
+    if let Some(e) = index_failed(&sweep, &args.package) {
+        return Err(e);
     }
 
     let ctx = Ctx {
@@ -100,29 +61,91 @@ pub fn run(args: VersionsArgs) -> Outcome {
         elapsed,
         windows: windows::for_package(&args.package),
     };
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    match (&question, args.format) {
-        (Question::ModelTypes, Format::Json) => {
-            let table = model_type_table(&project, &sweep, &index);
-            out.write_all(&table_json(&table)?)?;
-            out.write_all(b"\n")?;
-        }
-        (Question::ModelTypes, _) => render_model_types_text(&mut out, &ctx)?,
-        (_, Format::Json) => {
-            serde_json::to_writer_pretty(&mut out, &json_report(&ctx))?;
-            writeln!(out)?;
-        }
-        (_, Format::Markdown) => render_markdown(&mut out, &ctx)?,
-        _ => render_text(&mut out, &ctx)?,
-    }
-    out.flush()?;
+    write_answer(&ctx)?;
     Ok(match question {
         Question::ModelTypes if sweep.releases.iter().any(|r| r.model_types.is_some()) => exit::OK,
         Question::ModelTypes => exit::FINDINGS,
         _ if sweep.summary.yes > 0 => exit::OK,
         _ => exit::FINDINGS,
     })
+}
+
+/// The sweeper the flags ask for: the cache (`--cache-dir`, else the user's), a client
+/// unless `--offline`, `--jobs` at a time.
+fn sweeper_of(
+    args: &VersionsArgs,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> anyhow::Result<Sweeper> {
+    let cache = args
+        .cache_dir
+        .clone()
+        .or_else(|| Cache::default_dir(env))
+        .map(Cache::new);
+    let client = if args.offline {
+        None
+    } else {
+        let opts = ClientOptions {
+            ca_bundle: source::find_ca_bundle(env),
+            connections: args.jobs.max(1),
+            ..ClientOptions::default()
+        };
+        Some(Client::new(&opts).map_err(|e| usage(&e.to_string()))?)
+    };
+    Ok(Sweeper {
+        client,
+        cache,
+        jobs: args.jobs.max(1),
+    })
+}
+
+/// The error when nothing answered and every failure was the network: that is the index
+/// failing (exit 3 when a release was unreachable, else 2).
+fn index_failed(sweep: &Sweep, package: &str) -> Option<anyhow::Error> {
+    if !sweep
+        .releases
+        .iter()
+        .all(|r| r.answer.is_none() && r.model_types.is_none())
+    {
+        return None;
+    }
+    let first = sweep.releases.iter().find(|r| r.error.is_some())?;
+    let code = if sweep.releases.iter().any(|r| r.unreachable) {
+        exit::SERVICE
+    } else {
+        exit::BAD_INPUT
+    };
+    Some(anyhow::Error::new(Coded {
+        code,
+        message: format!(
+            "failed to read any release of `{}`: {} {}",
+            package,
+            first.version,
+            first.error.as_deref().unwrap_or("")
+        ),
+    }))
+}
+
+/// Writes the answer to stdout in the format asked (the model-type table as JSON is the
+/// embedded table's own format).
+fn write_answer(c: &Ctx) -> anyhow::Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match (c.question, c.args.format) {
+        (Question::ModelTypes, Format::Json) => {
+            let table = model_type_table(c.project, c.sweep, c.index);
+            out.write_all(&table_json(&table)?)?;
+            out.write_all(b"\n")?;
+        }
+        (Question::ModelTypes, _) => render_model_types_text(&mut out, c)?,
+        (_, Format::Json) => {
+            serde_json::to_writer_pretty(&mut out, &json_report(c))?;
+            writeln!(out)?;
+        }
+        (_, Format::Markdown) => render_markdown(&mut out, c)?,
+        _ => render_text(&mut out, c)?,
+    }
+    out.flush()?;
+    Ok(())
 }
 
 fn question_of(args: &VersionsArgs) -> anyhow::Result<Question> {
