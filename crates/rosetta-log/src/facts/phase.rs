@@ -673,7 +673,11 @@ fn by_class(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Phase, St
 fn block_matches(voc: &Vocabulary, f: &LogFacts, inc: &Incident, id: ShapeId) -> bool {
     let shape = voc.shape(id);
     shape.is_match(&inc.message)
-        || inc.frames.iter().filter_map(|fr| fr.code.as_deref()).any(|c| shape.is_match(c))
+        || inc
+            .frames
+            .iter()
+            .filter_map(|fr| fr.code.as_deref())
+            .any(|c| shape.is_match(c))
         || (inc.line..=inc.end_line.max(inc.key_line))
             .filter_map(|l| record_at(f, inc.source, l))
             .any(|r| shape.is_match(r.message()))
