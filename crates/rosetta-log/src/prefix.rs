@@ -346,191 +346,243 @@ pub fn parse(line: &str) -> Prefix {
 
 /// The parse; `ungated` runs every pattern's regex (tests compare the two).
 fn parse_with(line: &str, ungated: bool) -> Prefix {
-    let gates = |rest: &str| {
-        if ungated {
-            Gates::OPEN
-        } else {
-            Gates::of(rest)
-        }
-    };
     let pat = patterns();
     let mut p = Prefix::default();
     let mut rest = line;
     let mut pos = 0usize;
     // Prefix tokens come in many orders; peel them off until none matches.
     for _ in 0..8 {
-        let before = pos;
-        let g = gates(rest);
-        if let Some(c) = (pos == 0 && g.buildkit)
-            .then(|| pat.buildkit.captures(rest))
-            .flatten()
-        {
-            pos += c[0].len();
-        } else if let Some(c) = (pos == 0 && g.compose)
-            .then(|| pat.compose.captures(rest))
-            .flatten()
-        {
-            p.process = Some(c[1].to_string());
-            pos += c[0].len();
-        } else if let Some(c) = g.ray.then(|| pat.ray.captures(rest)).flatten().filter(|c| {
-            c.get(3).is_some()
-                || [
-                    "Worker",
-                    "Engine",
-                    "Process",
-                    "Actor",
-                    "Scheduler",
-                    "Dict",
-                    "TP",
-                    "Rank",
-                    "rank",
-                ]
-                .iter()
-                .any(|w| c[1].contains(w))
-        }) {
-            let name = c[1].to_string();
-            apply_tags(&mut p, &name);
-            if let Some(r) = c.get(2) {
-                p.rank = r.as_str().parse().ok();
-            }
-            p.pid = c.get(3).and_then(|m| m.as_str().parse().ok());
-            p.process = Some(name);
-            pos += c[0].len();
-        } else if let Some(c) = (g.pylog && p.level.is_none() && (p.time.is_some() || pos == 0))
-            .then(|| pat.pylog.captures(rest))
-            .flatten()
-            .filter(|c| p.time.is_some() || !c[0].starts_with(['-', '|']))
-        {
-            p.level = level_from(&c[1]);
-            pos += c[0].len();
-        } else if let Some(c) = (g.name_pid && p.level.is_none())
-            .then(|| pat.name_pid.captures(rest))
-            .flatten()
-        {
-            p.level = level_from(&c[1]);
-            pos += c[0].len();
-        } else if let Some(c) = g.quote.then(|| pat.quote.captures(rest)).flatten() {
-            // A log pasted as a Markdown quote or with its line in bold (`**error: ...**`),
-            // or the margin of a sub-exception in a Python exception group's traceback (`  | `).
-            pos += c[0].len();
-        } else if let Some(c) = g.nccl.then(|| pat.nccl.captures(rest)).flatten() {
-            p.level = level_from(match &c[2] {
-                "TRACE" => "DEBUG",
-                other => other,
-            });
-            pos += c[0].len();
-        } else if let Some(c) = g.logfmt.then(|| pat.logfmt.captures(rest)).flatten() {
-            p.level = level_from(&c[1]);
-            pos += c[0].len();
-        } else if let Some(c) = g.torchrun.then(|| pat.torchrun.captures(rest)).flatten() {
-            p.rank = c[1].parse().ok();
-            pos += c[0].len();
-        } else if let Some(c) = g.sglang.then(|| pat.sglang.captures(rest)).flatten() {
-            p.time = parse_time(&c[1]);
-            p.time_text = Some(c[1].to_string());
-            apply_tags(&mut p, &c[2]);
-            pos += c[0].len();
-        } else if let Some(c) = g.rank_only.then(|| pat.rank_only.captures(rest)).flatten() {
-            apply_tags(&mut p, &c[1]);
-            pos += c[0].len();
-        } else if let Some(c) = g
-            .glog
-            .then(|| pat.glog.captures(rest))
-            .flatten()
-            .or_else(|| {
-                g.glog_bracket
-                    .then(|| pat.glog_bracket.captures(rest))
-                    .flatten()
-            })
-        {
-            p.level = level_from(&c[1]);
-            let text = format!("{}-{} {}", &c[2], &c[3], &c[4]);
-            p.time = parse_time(&text);
-            p.time_text = Some(text);
-            p.location = Some(c[5].to_string());
-            pos += c[0].len();
-        } else if let Some(c) = g.vllm.then(|| pat.vllm.captures(rest)).flatten() {
-            p.level = level_from(&c[1]);
-            p.time = parse_time(&c[2]);
-            p.time_text = Some(c[2].to_string());
-            p.location = c.get(3).map(|m| m.as_str().to_string());
-            pos += c[0].len();
-        } else if let Some(c) = g.iso.then(|| pat.iso.captures(rest)).flatten() {
-            if p.time.is_some() {
-                break;
-            }
-            p.time = parse_time(&c[1]);
-            p.time_text = Some(c[1].to_string());
-            pos += c[0].len();
-        } else if let Some(c) = g.trt.then(|| pat.trt.captures(rest)).flatten() {
-            if let Some(r) = c.get(2) {
-                p.rank = r.as_str().parse().ok();
-            }
-            p.level = level_from(&c[3]);
-            pos += c[0].len();
-        } else if let Some(c) = (g.spdlog && p.level.is_none())
-            .then(|| pat.spdlog.captures(rest))
-            .flatten()
-        {
-            p.level = level_from(&c[1]);
-            pos += c[0].len();
-        } else if let Some(c) = g
-            .bracket_location
-            .then(|| pat.bracket_location.captures(rest))
-            .flatten()
-            .filter(|_| p.location.is_none())
-        {
-            p.location = Some(c[1].to_string());
-            pos += c[0].len();
-        } else if let Some(c) = g.syslog.then(|| pat.syslog.captures(rest)).flatten() {
-            if let Some(pid) = c.get(1) {
-                p.pid = pid.as_str().parse().ok();
-            }
-            pos += c[0].len();
-        } else if p.level.is_none() {
-            if let Some(c) = g
-                .level_word
-                .then(|| pat.level_word.captures(rest))
-                .flatten()
-            {
-                let word = c.get(1).or(c.get(2)).map(|m| m.as_str()).unwrap_or("");
-                // `Error:` / `Warning:` at the start is a message, not a level tag,
-                // unless a timestamp came first.
-                let is_message_word = matches!(word, "Error" | "Warning");
-                if is_message_word && p.time.is_none() {
-                    break;
-                }
-                p.level = level_from(word);
-                pos += c[0].len();
-            }
-        }
-        rest = &line[pos..];
-        if pos == before {
+        let g = if ungated {
+            Gates::OPEN
+        } else {
+            Gates::of(rest)
+        };
+        let taken = peel_token(&mut p, rest, pos, &g, pat);
+        if taken == 0 {
             break;
         }
+        pos += taken;
+        rest = &line[pos..];
     }
-    // `INFO engine: ...`, `WARNING model_config.py:1098: ...`, `worker[rank=0]: ...`
     if p.level.is_some() {
-        if let Some(c) = (ungated || may_be_location(rest))
-            .then(|| pat.location.captures(rest))
-            .flatten()
-        {
-            p.location = Some(format!("{}:{}", &c[1], &c[2]));
-            pos += c[0].len();
-            rest = &line[pos..];
-        }
-        if let Some(c) = rest
-            .contains("[rank")
-            .then(|| pat.logger_rank.captures(rest))
-            .flatten()
-        {
-            if p.rank.is_none() {
-                p.rank = c[1].parse().ok();
-            }
-        }
+        pos += peel_logger_tail(&mut p, rest, ungated, pat);
     }
     p.msg_start = pos;
     p
+}
+
+/// Peels one prefix token off `rest` into `p`; the bytes taken, 0 when none matched or peeling stops.
+#[inline]
+fn peel_token(p: &mut Prefix, rest: &str, pos: usize, g: &Gates, pat: &Patterns) -> usize {
+    if let Some(n) = peel_process_token(p, rest, pos, g, pat) {
+        return n;
+    }
+    peel_stamp_token(p, rest, g, pat).unwrap_or(0)
+}
+
+/// Whether a Ray-style `(name pid=…)` tag names a process (has a pid or a worker-like name).
+#[inline]
+fn is_ray_process(c: &regex::Captures<'_>) -> bool {
+    c.get(3).is_some()
+        || [
+            "Worker",
+            "Engine",
+            "Process",
+            "Actor",
+            "Scheduler",
+            "Dict",
+            "TP",
+            "Rank",
+            "rank",
+        ]
+        .iter()
+        .any(|w| c[1].contains(w))
+}
+
+/// The first tokens tried (build, compose, Ray, Python logging, quotes, NCCL, logfmt, ranks);
+/// `Some(bytes taken)` when one matched, `None` to try the rest.
+#[inline]
+fn peel_process_token(
+    p: &mut Prefix,
+    rest: &str,
+    pos: usize,
+    g: &Gates,
+    pat: &Patterns,
+) -> Option<usize> {
+    if let Some(c) = (pos == 0 && g.buildkit)
+        .then(|| pat.buildkit.captures(rest))
+        .flatten()
+    {
+        Some(c[0].len())
+    } else if let Some(c) = (pos == 0 && g.compose)
+        .then(|| pat.compose.captures(rest))
+        .flatten()
+    {
+        p.process = Some(c[1].to_string());
+        Some(c[0].len())
+    } else if let Some(c) = g
+        .ray
+        .then(|| pat.ray.captures(rest))
+        .flatten()
+        .filter(is_ray_process)
+    {
+        let name = c[1].to_string();
+        apply_tags(p, &name);
+        if let Some(r) = c.get(2) {
+            p.rank = r.as_str().parse().ok();
+        }
+        p.pid = c.get(3).and_then(|m| m.as_str().parse().ok());
+        p.process = Some(name);
+        Some(c[0].len())
+    } else if let Some(c) = (g.pylog && p.level.is_none() && (p.time.is_some() || pos == 0))
+        .then(|| pat.pylog.captures(rest))
+        .flatten()
+        .filter(|c| p.time.is_some() || !c[0].starts_with(['-', '|']))
+    {
+        p.level = level_from(&c[1]);
+        Some(c[0].len())
+    } else if let Some(c) = (g.name_pid && p.level.is_none())
+        .then(|| pat.name_pid.captures(rest))
+        .flatten()
+    {
+        p.level = level_from(&c[1]);
+        Some(c[0].len())
+    } else if let Some(c) = g.quote.then(|| pat.quote.captures(rest)).flatten() {
+        // A log pasted as a Markdown quote or with its line in bold (`**error: ...**`),
+        // or the margin of a sub-exception in a Python exception group's traceback (`  | `).
+        Some(c[0].len())
+    } else if let Some(c) = g.nccl.then(|| pat.nccl.captures(rest)).flatten() {
+        p.level = level_from(match &c[2] {
+            "TRACE" => "DEBUG",
+            other => other,
+        });
+        Some(c[0].len())
+    } else if let Some(c) = g.logfmt.then(|| pat.logfmt.captures(rest)).flatten() {
+        p.level = level_from(&c[1]);
+        Some(c[0].len())
+    } else if let Some(c) = g.torchrun.then(|| pat.torchrun.captures(rest)).flatten() {
+        p.rank = c[1].parse().ok();
+        Some(c[0].len())
+    } else if let Some(c) = g.sglang.then(|| pat.sglang.captures(rest)).flatten() {
+        p.time = parse_time(&c[1]);
+        p.time_text = Some(c[1].to_string());
+        apply_tags(p, &c[2]);
+        Some(c[0].len())
+    } else if let Some(c) = g.rank_only.then(|| pat.rank_only.captures(rest)).flatten() {
+        apply_tags(p, &c[1]);
+        Some(c[0].len())
+    } else {
+        None
+    }
+}
+
+/// The later tokens tried (glog, vLLM, ISO time, TensorRT, spdlog, `[file:line]`, syslog, a level
+/// word); `Some(bytes taken)` when one matched (0 to stop peeling), `None` when none did.
+#[inline]
+fn peel_stamp_token(p: &mut Prefix, rest: &str, g: &Gates, pat: &Patterns) -> Option<usize> {
+    if let Some(c) = g
+        .glog
+        .then(|| pat.glog.captures(rest))
+        .flatten()
+        .or_else(|| {
+            g.glog_bracket
+                .then(|| pat.glog_bracket.captures(rest))
+                .flatten()
+        })
+    {
+        p.level = level_from(&c[1]);
+        let text = format!("{}-{} {}", &c[2], &c[3], &c[4]);
+        p.time = parse_time(&text);
+        p.time_text = Some(text);
+        p.location = Some(c[5].to_string());
+        Some(c[0].len())
+    } else if let Some(c) = g.vllm.then(|| pat.vllm.captures(rest)).flatten() {
+        p.level = level_from(&c[1]);
+        p.time = parse_time(&c[2]);
+        p.time_text = Some(c[2].to_string());
+        p.location = c.get(3).map(|m| m.as_str().to_string());
+        Some(c[0].len())
+    } else if let Some(c) = g.iso.then(|| pat.iso.captures(rest)).flatten() {
+        if p.time.is_some() {
+            return Some(0);
+        }
+        p.time = parse_time(&c[1]);
+        p.time_text = Some(c[1].to_string());
+        Some(c[0].len())
+    } else if let Some(c) = g.trt.then(|| pat.trt.captures(rest)).flatten() {
+        if let Some(r) = c.get(2) {
+            p.rank = r.as_str().parse().ok();
+        }
+        p.level = level_from(&c[3]);
+        Some(c[0].len())
+    } else if let Some(c) = (g.spdlog && p.level.is_none())
+        .then(|| pat.spdlog.captures(rest))
+        .flatten()
+    {
+        p.level = level_from(&c[1]);
+        Some(c[0].len())
+    } else if let Some(c) = g
+        .bracket_location
+        .then(|| pat.bracket_location.captures(rest))
+        .flatten()
+        .filter(|_| p.location.is_none())
+    {
+        p.location = Some(c[1].to_string());
+        Some(c[0].len())
+    } else if let Some(c) = g.syslog.then(|| pat.syslog.captures(rest)).flatten() {
+        if let Some(pid) = c.get(1) {
+            p.pid = pid.as_str().parse().ok();
+        }
+        Some(c[0].len())
+    } else if p.level.is_none() {
+        peel_level_word(p, rest, g, pat)
+    } else {
+        None
+    }
+}
+
+/// A bare level word (`WARNING `, `[E] `); `Error:`/`Warning:` with no time before it is a message.
+#[inline]
+fn peel_level_word(p: &mut Prefix, rest: &str, g: &Gates, pat: &Patterns) -> Option<usize> {
+    let c = g
+        .level_word
+        .then(|| pat.level_word.captures(rest))
+        .flatten()?;
+    let word = c.get(1).or(c.get(2)).map(|m| m.as_str()).unwrap_or("");
+    // `Error:` / `Warning:` at the start is a message, not a level tag,
+    // unless a timestamp came first.
+    let is_message_word = matches!(word, "Error" | "Warning");
+    if is_message_word && p.time.is_none() {
+        return Some(0);
+    }
+    p.level = level_from(word);
+    Some(c[0].len())
+}
+
+/// After a level: a logger location (`engine:`, `model_config.py:1098:`) and a `[rank N]` tag;
+/// the bytes taken.
+fn peel_logger_tail(p: &mut Prefix, rest: &str, ungated: bool, pat: &Patterns) -> usize {
+    // `INFO engine: ...`, `WARNING model_config.py:1098: ...`, `worker[rank=0]: ...`
+    let mut taken = 0;
+    let mut rest = rest;
+    if let Some(c) = (ungated || may_be_location(rest))
+        .then(|| pat.location.captures(rest))
+        .flatten()
+    {
+        p.location = Some(format!("{}:{}", &c[1], &c[2]));
+        taken = c[0].len();
+        rest = &rest[taken..];
+    }
+    if let Some(c) = rest
+        .contains("[rank")
+        .then(|| pat.logger_rank.captures(rest))
+        .flatten()
+    {
+        if p.rank.is_none() {
+            p.rank = c[1].parse().ok();
+        }
+    }
+    taken
 }
 
 #[cfg(test)]
