@@ -109,10 +109,14 @@ pub enum ShapeId {
     BuildFrames,
     /// Tensors of a forward pass (rotary tables, caches, indices) a shape error names.
     ForwardTensors,
+    /// A collective being launched or run (NCCL's enqueue, a collective's kernel file).
+    CollectiveCall,
+    /// A library opened by name at its first use (cuDNN's sub-libraries), not at import.
+    LoadedOnUse,
 }
 
 impl ShapeId {
-    const ALL: [ShapeId; 18] = [
+    const ALL: [ShapeId; 20] = [
         ShapeId::BenignNcclWarn,
         ShapeId::IgnoredImport,
         ShapeId::PythonWarning,
@@ -131,6 +135,8 @@ impl ShapeId {
         ShapeId::PlatformPath,
         ShapeId::BuildFrames,
         ShapeId::ForwardTensors,
+        ShapeId::CollectiveCall,
+        ShapeId::LoadedOnUse,
     ];
 }
 

@@ -235,6 +235,11 @@ fn by_message_hint(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Ph
     if p == Phase::Startup && passed_startup(f, inc) {
         return None;
     }
+    // A library opened by name at its first use (cuDNN's sub-libraries) is not an import:
+    // it failed in whatever step first needed it, which the steps after this one say.
+    if p == Phase::Startup && block_matches(voc, f, inc, ShapeId::LoadedOnUse) {
+        return None;
+    }
     Some((p, "the error message names it".into()))
 }
 
@@ -650,9 +655,17 @@ fn by_forward_shape(_voc: &Vocabulary, _f: &LogFacts, inc: &Incident) -> Option<
 /// The class's usual step, where the labels put it (docs/labels.md); evidence above overrides it.
 fn by_class(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Phase, String)> {
     let by_class = match inc.class {
-        FailureClass::ImportError | FailureClass::ConfigError => Some(Phase::Startup),
-        // A collective that had already run many times was set up long before.
-        FailureClass::CommError if !voc.shape(ShapeId::LateCollective).is_match(&inc.message) => {
+        // A library opened at its first use failed in the step that first used it.
+        FailureClass::ImportError if !block_matches(voc, f, inc, ShapeId::LoadedOnUse) => {
+            Some(Phase::Startup)
+        }
+        FailureClass::ConfigError => Some(Phase::Startup),
+        // A collective that had already run many times was set up long before; one named
+        // while it runs (NCCL's enqueue, its kernel) may or may not be the first.
+        FailureClass::CommError
+            if !voc.shape(ShapeId::LateCollective).is_match(&inc.message)
+                && !block_matches(voc, f, inc, ShapeId::CollectiveCall) =>
+        {
             Some(Phase::CommInit)
         }
         FailureClass::MissingWeights => Some(Phase::WeightLoad),
@@ -807,17 +820,24 @@ mod tests {
         let log = |before: &str| {
             format!("{before}Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open shared object file: No such file or directory\nAborted (core dumped)\n")
         };
-        // Before anything served, a library that does not load is start-up.
-        assert_eq!(phase(&log("Device \"cuda\" is detected\n")), Phase::Startup);
+        // cuDNN opens its sub-libraries at their first use, not at import: with no step
+        // named before it, the log does not say which step that was.
+        assert_eq!(phase(&log("Device \"cuda\" is detected\n")), Phase::Unknown);
+        // A library an import links (the dynamic linker's own message) is start-up.
+        assert_eq!(
+            phase("Device \"cuda\" is detected\nImportError: libcudnn.so.9: cannot open shared object file: No such file or directory\n"),
+            Phase::Startup
+        );
         // After the web UI said it serves, a request asked for it: the prompt's pass.
         assert_eq!(
             phase(&log("Running on local URL:  http://0.0.0.0:7860\n")),
             Phase::Prefill
         );
-        // uvicorn's process start is followed by the app's own start-up: not serving yet.
+        // uvicorn's process start is followed by the app's own start-up: not serving yet,
+        // and the step of the app that first used the library is not named.
         assert_eq!(
             phase(&log("INFO:     Started server process [1]\nINFO:     Waiting for application startup.\n")),
-            Phase::Startup
+            Phase::Unknown
         );
     }
 
