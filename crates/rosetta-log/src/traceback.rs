@@ -320,281 +320,10 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
     // exception: Traceback ...`); the unprefixed lines after it belong to that stream.
     let mut active: Option<((usize, String), u64)> = None;
     for rec in records {
-        let own = rec.prefix.stream_key();
-        let own_empty = own.is_empty();
-        let key = match &active {
-            Some((k, line)) if own.is_empty() && k.0 == rec.source && rec.line <= line + 2 => {
-                k.clone()
-            }
-            _ => (rec.source, own),
-        };
-        if !key.1.is_empty() {
-            active = Some((key.clone(), rec.line));
-        }
+        let (key, own_empty) = stream_of(rec, &mut active);
         let st = streams.entry(key.clone()).or_default();
-        let msg = rec.message();
-        let gap = rec.line.saturating_sub(st.last_line);
-        // A traceback is printed in one go: a gap of unretained lines ends it.
-        if gap > 3 {
-            finish(st, &mut out);
-            st.chain_pending = false;
-        }
-        st.last_line = rec.line;
-        // A terminal or a text box wrapped a long prefixed line: the rest of it follows on
-        // the next line with no prefix and no indent (`... in _initialize_k` / `v_caches`).
-        // A line with a level or a time of its own (`[ERROR] 2025-03-16-11:32:36 ...`) is
-        // another logger's line, not a wrapped rest.
-        let own_stamp = rec.prefix.level.is_some() || rec.prefix.time.is_some();
-        let wrapped =
-            own_empty && !own_stamp && !key.1.is_empty() && gap == 1 && st.last_len >= 80 && {
-                let m = rec.message();
-                !m.is_empty() && !m.starts_with([' ', '\t'])
-            };
-        st.last_len = rec.text.len();
-        if msg.contains("Traceback (most recent call last)") {
-            finish(st, &mut out);
-            let (chained_from, direct) = st.take_chain();
-            let mut t = Traceback::start(rec, &key.1, chained_from);
-            t.direct_cause = direct;
-            t.header_type = pat.ipython_header.captures(msg).map(|c| c[1].to_string());
-            st.current = Some(t);
-            continue;
-        }
-        if let Some(c) = pat.ipython_code.captures(msg) {
-            if let Some(tb) = st.current.as_mut().filter(|t| t.header_type.is_some()) {
-                if let Some(f) = tb.frames.last_mut() {
-                    f.code = Some(c[1].trim().chars().take(300).collect());
-                }
-                tb.end_line = rec.line;
-                continue;
-            }
-        }
-        // faulthandler (a fatal signal in Python: `Fatal Python error: Segmentation fault`)
-        // dumps each thread's stack, innermost frame first; the crashed one is `Current thread`.
-        if msg.contains("(most recent call first)") {
-            finish(st, &mut out);
-            st.chain_pending = false;
-            st.current = Some(Traceback::start(rec, &key.1, None));
-            st.innermost_first = true;
-            st.other_thread = !msg.trim_start().starts_with("Current thread");
-            continue;
-        }
-        if msg.contains("During handling of the above exception")
-            || msg.contains("The above exception was the direct cause")
-        {
-            finish(st, &mut out);
-            st.chain_pending = true;
-            st.chain_direct = msg.contains("direct cause");
-            continue;
-        }
-        let head = st.frame_head.take();
-        if let Some(c) = pat.frame_head.captures(msg) {
-            st.frame_head = Some((c[1].to_string(), rec.line));
-            st.current
-                .get_or_insert_with(|| Traceback::start(rec, &key.1, None))
-                .end_line = rec.line;
-            continue;
-        }
-        let joined = head
-            .filter(|(_, at)| rec.line == at + 1)
-            .and_then(|(file, _)| {
-                pat.frame_tail.captures(msg).map(|c| Frame {
-                    file,
-                    line: c[1].parse().unwrap_or(0),
-                    function: c[2].trim_end_matches(':').to_string(),
-                    code: None,
-                })
-            });
-        if let Some(c) = pat.rich_code.captures(msg) {
-            let code = c[1].trim_start_matches(|ch: char| ch == '│' || ch.is_whitespace());
-            if let Some(f) = st.current.as_mut().and_then(|t| t.frames.last_mut()) {
-                if f.code.is_none() && !code.trim().is_empty() {
-                    f.code = Some(code.trim().chars().take(300).collect());
-                }
-            }
-            continue;
-        }
-        let rich_head = st.rich_head.take();
-        if let Some(c) = pat.rich_path.captures(msg) {
-            st.rich_head = Some((c[1].to_string(), rec.line));
-            continue;
-        }
-        let rich_joined = rich_head
-            .filter(|(_, at)| rec.line == at + 1)
-            .and_then(|(part, _)| {
-                let rest = msg.trim_start().trim_start_matches('│').trim_start();
-                let whole = format!("│ {part}{rest}");
-                pat.rich_frame.captures(&whole).map(|c| Frame {
-                    file: c[1].trim().to_string(),
-                    line: c[2].parse().unwrap_or(0),
-                    function: c[3].to_string(),
-                    code: None,
-                })
-            });
-        let frame = joined
-            .or(rich_joined)
-            .or_else(|| {
-                pat.rich_frame.captures(msg).map(|c| Frame {
-                    file: c[1].trim().to_string(),
-                    line: c[2].parse().unwrap_or(0),
-                    function: c[3].to_string(),
-                    code: None,
-                })
-            })
-            .or_else(|| {
-                pat.frame
-                    .captures(msg)
-                    .or_else(|| pat.frame_partial.captures(msg))
-                    .or_else(|| pat.pytest_frame.captures(msg))
-                    .map(|c| Frame {
-                        file: c[1].trim().to_string(),
-                        line: c.get(2).and_then(|m| m.as_str().parse().ok()).unwrap_or(0),
-                        function: c[3].trim_end_matches(':').to_string(),
-                        code: None,
-                    })
-            })
-            .or_else(|| {
-                let ipython = st.current.as_ref().is_some_and(|t| t.header_type.is_some());
-                let c = pat.ipython_frame.captures(msg).filter(|_| ipython)?;
-                Some(Frame {
-                    file: c.get(1).or(c.get(2))?.as_str().to_string(),
-                    line: c.get(3).and_then(|m| m.as_str().parse().ok()).unwrap_or(0),
-                    function: c[4].to_string(),
-                    code: None,
-                })
-            })
-            .or_else(|| {
-                pat.native.captures(msg).map(|c| Frame {
-                    file: c.get(2).map_or(String::new(), |m| m.as_str().to_string()),
-                    line: 0,
-                    function: c[1].to_string(),
-                    code: None,
-                })
-            });
-        if let Some(f) = frame {
-            // Frames right under a wrapper's exception line are the carried error's: the
-            // traceback goes on, and its exception is the one at the end.
-            if st.current.is_none() {
-                if let Some(i) = st.last.filter(|&i| {
-                    out[i].end_line + 1 == rec.line
-                        && out[i]
-                            .exception
-                            .as_ref()
-                            .is_some_and(carries_remote_traceback)
-                }) {
-                    let mut t = out[i].clone();
-                    t.exception = None;
-                    st.current = Some(t);
-                    st.reopened = Some(i);
-                }
-            }
-            // A frame with no header before it (a paste that starts mid-traceback, a native
-            // backtrace). After a chain's marker it is the chained error's traceback, whose
-            // header a wrapper replaced (Ray prints `ray::Actor.method()` there).
-            let (chained_from, direct) = st.take_chain();
-            let tb = st.current.get_or_insert_with(|| {
-                let mut t = Traceback::start(rec, &key.1, chained_from);
-                t.direct_cause = direct;
-                // Frame lines sit two columns right of their header.
-                t.indent = t.indent.saturating_sub(2);
-                t
-            });
-            // Only a frame that opens its message lost its indentation to a prefix; one
-            // behind a prefix the parser does not know (`dgx08:   File ...`) kept it.
-            let flat = f.line > 0 && msg.starts_with("File \"") && leading_ws(msg) <= tb.indent;
-            st.flat_frame = u8::from(flat);
-            if f.line == 0 && f.code.is_none() && pat.native.is_match(msg) {
-                tb.native_frames += 1;
-            }
-            tb.frames.push(f);
-            tb.end_line = rec.line;
-            continue;
-        }
-        let ws = leading_ws(msg);
-        let ident =
-            |m: &str| !m.is_empty() && m.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-        if wrapped && st.flat_frame == 1 && ident(msg) {
-            if let Some(f) = st.current.as_mut().and_then(|t| t.frames.last_mut()) {
-                f.function.push_str(msg);
-                continue;
-            }
-        }
-        let marks = |m: &str| {
-            let m = m.trim();
-            !m.is_empty() && m.chars().all(|c| matches!(c, '^' | '~' | ' '))
-        };
-        let flat_code = match std::mem::take(&mut st.flat_frame) {
-            1 => parse_exception_line(msg.trim_start()).is_none(),
-            2 => marks(msg),
-            _ => false,
-        };
-        if let Some(tb) = st.current.as_mut() {
-            if ws > tb.indent || flat_code {
-                if flat_code {
-                    st.flat_frame = 2;
-                }
-                let code = msg.trim();
-                let decoration =
-                    code.chars().all(|c| matches!(c, '^' | '~' | ' ')) || code == "...";
-                if !decoration {
-                    if let Some(f) = tb.frames.last_mut() {
-                        if f.code.is_none() {
-                            f.code = Some(code.chars().take(300).collect());
-                        }
-                    }
-                }
-                tb.end_line = rec.line;
-                continue;
-            }
-            let parsed = parse_exception_line(without_pytest_marker(msg.trim_start()))
-                .or_else(|| raised_behind_prefix(tb, msg));
-            if let Some((t, m)) = parsed {
-                st.exc_stamped = rec.prefix.time.is_some();
-                st.exc_closed = false;
-                tb.exception = Some(Exception {
-                    type_name: t,
-                    message: m,
-                    line: rec.line,
-                    extra: Vec::new(),
-                });
-                tb.end_line = rec.line;
-                finish(st, &mut out);
-                continue;
-            }
-            // Some other line inside a traceback (interleaved output); leave it.
-            continue;
-        }
-        // Message continuation right after an exception line.
-        if rec.prefix.time.is_some() && !st.exc_stamped {
-            st.exc_closed = true;
-        }
-        if let Some(i) = st.last.filter(|_| !st.exc_closed) {
-            let tb = &mut out[i];
-            if let Some(ex) = tb.exception.as_mut() {
-                let near = rec.line <= tb.end_line + 2;
-                // torch's state_dict errors indent their details with a tab.
-                let detail = ws <= tb.indent || msg.starts_with('\t');
-                // A message written over two source lines (`"... is not\n    divisible by
-                // ..."`): the next line, indented deeper, goes on with the sentence in lower case.
-                let goes_on = rec.line == tb.end_line + 1
-                    && ex.extra.is_empty()
-                    && ws > tb.indent
-                    && continues_sentence(&ex.message, msg);
-                if goes_on {
-                    ex.message.push(' ');
-                    ex.message.push_str(msg.trim());
-                    tb.end_line = rec.line;
-                } else if wrapped && near && ex.message.len() < 4000 {
-                    // The rest of a wrapped line joins it where the wrap cut it.
-                    let last = ex.extra.last_mut().unwrap_or(&mut ex.message);
-                    last.push_str(msg.trim_end());
-                    tb.end_line = rec.line;
-                } else if near && ex.extra.len() < 12 && !msg.trim().is_empty() && detail {
-                    ex.extra.push(msg.trim().chars().take(2000).collect());
-                    tb.end_line = rec.line;
-                }
-            }
-        }
+        let line = open_line(st, &mut out, rec, &key.1, own_empty);
+        read_line(pat, st, &mut out, &line);
     }
     let mut rest: Vec<_> = streams.into_values().collect();
     for st in rest.iter_mut() {
@@ -602,6 +331,392 @@ pub fn collect(records: &[Record]) -> Vec<Traceback> {
     }
     out.sort_by_key(|t| (t.source, t.start_line));
     out
+}
+
+/// One record as the traceback reader sees it.
+struct Line<'a> {
+    rec: &'a Record,
+    /// The record's message (its text after the prefix).
+    msg: &'a str,
+    /// The stream it is read on (its own, or that of the sglang line it continues).
+    stream: &'a str,
+    /// It is the rest of the stream's previous line, hard-wrapped by a terminal or a text box.
+    wrapped: bool,
+}
+
+/// What a line gives the frame reader.
+enum FrameLine {
+    /// The line was used up: the first half of a wrapped frame, or a `rich` frame's code.
+    Used,
+    /// A whole frame.
+    Frame(Frame),
+    /// No frame.
+    Other,
+}
+
+/// The stream key of `rec` and whether its own prefix names no stream: an unprefixed line
+/// within two lines of a prefixed one in the same source joins that line's stream (`active`).
+fn stream_of(rec: &Record, active: &mut Option<((usize, String), u64)>) -> ((usize, String), bool) {
+    let own = rec.prefix.stream_key();
+    let own_empty = own.is_empty();
+    let key = match &*active {
+        Some((k, line)) if own.is_empty() && k.0 == rec.source && rec.line <= line + 2 => k.clone(),
+        _ => (rec.source, own),
+    };
+    if !key.1.is_empty() {
+        *active = Some((key.clone(), rec.line));
+    }
+    (key, own_empty)
+}
+
+/// Moves the stream on to `rec` (a gap of unretained lines ends its traceback) and tells
+/// whether `rec` is the wrapped rest of the stream's previous line.
+fn open_line<'a>(
+    st: &mut StreamState,
+    out: &mut Vec<Traceback>,
+    rec: &'a Record,
+    stream: &'a str,
+    own_empty: bool,
+) -> Line<'a> {
+    let msg = rec.message();
+    let gap = rec.line.saturating_sub(st.last_line);
+    // A traceback is printed in one go: a gap of unretained lines ends it.
+    if gap > 3 {
+        finish(st, out);
+        st.chain_pending = false;
+    }
+    st.last_line = rec.line;
+    // A terminal or a text box wrapped a long prefixed line: the rest of it follows on
+    // the next line with no prefix and no indent (`... in _initialize_k` / `v_caches`).
+    // A line with a level or a time of its own (`[ERROR] 2025-03-16-11:32:36 ...`) is
+    // another logger's line, not a wrapped rest.
+    let own_stamp = rec.prefix.level.is_some() || rec.prefix.time.is_some();
+    let wrapped =
+        own_empty && !own_stamp && !stream.is_empty() && gap == 1 && st.last_len >= 80 && {
+            !msg.is_empty() && !msg.starts_with([' ', '\t'])
+        };
+    st.last_len = rec.text.len();
+    Line {
+        rec,
+        msg,
+        stream,
+        wrapped,
+    }
+}
+
+/// Reads one line into its stream: a marker, a frame, or another line.
+fn read_line(pat: &Patterns, st: &mut StreamState, out: &mut Vec<Traceback>, line: &Line) {
+    if read_marker(pat, st, out, line) {
+        return;
+    }
+    match read_frame(pat, st, line) {
+        FrameLine::Used => {}
+        FrameLine::Frame(f) => push_frame(pat, st, out, line, f),
+        FrameLine::Other => read_other(st, out, line),
+    }
+}
+
+/// Reads a line that opens, marks or chains a traceback (a `Traceback` header, IPython's
+/// current-line arrow, faulthandler's thread header, a chain's marker); false when it is none.
+fn read_marker(
+    pat: &Patterns,
+    st: &mut StreamState,
+    out: &mut Vec<Traceback>,
+    line: &Line,
+) -> bool {
+    let (rec, msg) = (line.rec, line.msg);
+    if msg.contains("Traceback (most recent call last)") {
+        finish(st, out);
+        let (chained_from, direct) = st.take_chain();
+        let mut t = Traceback::start(rec, line.stream, chained_from);
+        t.direct_cause = direct;
+        t.header_type = pat.ipython_header.captures(msg).map(|c| c[1].to_string());
+        st.current = Some(t);
+        return true;
+    }
+    if let Some(c) = pat.ipython_code.captures(msg) {
+        if let Some(tb) = st.current.as_mut().filter(|t| t.header_type.is_some()) {
+            if let Some(f) = tb.frames.last_mut() {
+                f.code = Some(c[1].trim().chars().take(300).collect());
+            }
+            tb.end_line = rec.line;
+            return true;
+        }
+    }
+    // faulthandler (a fatal signal in Python: `Fatal Python error: Segmentation fault`)
+    // dumps each thread's stack, innermost frame first; the crashed one is `Current thread`.
+    if msg.contains("(most recent call first)") {
+        finish(st, out);
+        st.chain_pending = false;
+        st.current = Some(Traceback::start(rec, line.stream, None));
+        st.innermost_first = true;
+        st.other_thread = !msg.trim_start().starts_with("Current thread");
+        return true;
+    }
+    if msg.contains("During handling of the above exception")
+        || msg.contains("The above exception was the direct cause")
+    {
+        finish(st, out);
+        st.chain_pending = true;
+        st.chain_direct = msg.contains("direct cause");
+        return true;
+    }
+    false
+}
+
+/// Reads a frame from a line, joining one a terminal or a `rich` box wrapped over two lines.
+fn read_frame(pat: &Patterns, st: &mut StreamState, line: &Line) -> FrameLine {
+    let (rec, msg) = (line.rec, line.msg);
+    let head = st.frame_head.take();
+    if let Some(c) = pat.frame_head.captures(msg) {
+        st.frame_head = Some((c[1].to_string(), rec.line));
+        st.current
+            .get_or_insert_with(|| Traceback::start(rec, line.stream, None))
+            .end_line = rec.line;
+        return FrameLine::Used;
+    }
+    let joined = head
+        .filter(|(_, at)| rec.line == at + 1)
+        .and_then(|(file, _)| {
+            pat.frame_tail.captures(msg).map(|c| Frame {
+                file,
+                line: c[1].parse().unwrap_or(0),
+                function: c[2].trim_end_matches(':').to_string(),
+                code: None,
+            })
+        });
+    if let Some(c) = pat.rich_code.captures(msg) {
+        let code = c[1].trim_start_matches(|ch: char| ch == '│' || ch.is_whitespace());
+        if let Some(f) = st.current.as_mut().and_then(|t| t.frames.last_mut()) {
+            if f.code.is_none() && !code.trim().is_empty() {
+                f.code = Some(code.trim().chars().take(300).collect());
+            }
+        }
+        return FrameLine::Used;
+    }
+    let rich_head = st.rich_head.take();
+    if let Some(c) = pat.rich_path.captures(msg) {
+        st.rich_head = Some((c[1].to_string(), rec.line));
+        return FrameLine::Used;
+    }
+    let rich_joined = rich_head
+        .filter(|(_, at)| rec.line == at + 1)
+        .and_then(|(part, _)| {
+            let rest = msg.trim_start().trim_start_matches('│').trim_start();
+            let whole = format!("│ {part}{rest}");
+            pat.rich_frame.captures(&whole).map(|c| rich_frame(&c))
+        });
+    match joined
+        .or(rich_joined)
+        .or_else(|| one_line_frame(pat, st.current.as_ref(), msg))
+    {
+        Some(f) => FrameLine::Frame(f),
+        None => FrameLine::Other,
+    }
+}
+
+/// The frame of a `rich` frame line's captures.
+fn rich_frame(c: &regex::Captures) -> Frame {
+    Frame {
+        file: c[1].trim().to_string(),
+        line: c[2].parse().unwrap_or(0),
+        function: c[3].to_string(),
+        code: None,
+    }
+}
+
+/// A frame printed on one line: `rich`'s, Python's, a paste's, pytest's, IPython's (only
+/// inside an IPython traceback, `current`) or a native backtrace's.
+fn one_line_frame(pat: &Patterns, current: Option<&Traceback>, msg: &str) -> Option<Frame> {
+    pat.rich_frame
+        .captures(msg)
+        .map(|c| rich_frame(&c))
+        .or_else(|| {
+            pat.frame
+                .captures(msg)
+                .or_else(|| pat.frame_partial.captures(msg))
+                .or_else(|| pat.pytest_frame.captures(msg))
+                .map(|c| Frame {
+                    file: c[1].trim().to_string(),
+                    line: c.get(2).and_then(|m| m.as_str().parse().ok()).unwrap_or(0),
+                    function: c[3].trim_end_matches(':').to_string(),
+                    code: None,
+                })
+        })
+        .or_else(|| {
+            let ipython = current.is_some_and(|t| t.header_type.is_some());
+            let c = pat.ipython_frame.captures(msg).filter(|_| ipython)?;
+            Some(Frame {
+                file: c.get(1).or(c.get(2))?.as_str().to_string(),
+                line: c.get(3).and_then(|m| m.as_str().parse().ok()).unwrap_or(0),
+                function: c[4].to_string(),
+                code: None,
+            })
+        })
+        .or_else(|| {
+            pat.native.captures(msg).map(|c| Frame {
+                file: c.get(2).map_or(String::new(), |m| m.as_str().to_string()),
+                line: 0,
+                function: c[1].to_string(),
+                code: None,
+            })
+        })
+}
+
+/// Adds frame `f` to the stream's traceback, reopening a wrapper's finished traceback whose
+/// carried error's frames follow it, or opening one when no header came before.
+fn push_frame(pat: &Patterns, st: &mut StreamState, out: &mut [Traceback], line: &Line, f: Frame) {
+    let (rec, msg) = (line.rec, line.msg);
+    // Frames right under a wrapper's exception line are the carried error's: the
+    // traceback goes on, and its exception is the one at the end.
+    if st.current.is_none() {
+        if let Some(i) = st.last.filter(|&i| {
+            out[i].end_line + 1 == rec.line
+                && out[i]
+                    .exception
+                    .as_ref()
+                    .is_some_and(carries_remote_traceback)
+        }) {
+            let mut t = out[i].clone();
+            t.exception = None;
+            st.current = Some(t);
+            st.reopened = Some(i);
+        }
+    }
+    // A frame with no header before it (a paste that starts mid-traceback, a native
+    // backtrace). After a chain's marker it is the chained error's traceback, whose
+    // header a wrapper replaced (Ray prints `ray::Actor.method()` there).
+    let (chained_from, direct) = st.take_chain();
+    let tb = st.current.get_or_insert_with(|| {
+        let mut t = Traceback::start(rec, line.stream, chained_from);
+        t.direct_cause = direct;
+        // Frame lines sit two columns right of their header.
+        t.indent = t.indent.saturating_sub(2);
+        t
+    });
+    // Only a frame that opens its message lost its indentation to a prefix; one
+    // behind a prefix the parser does not know (`dgx08:   File ...`) kept it.
+    let flat = f.line > 0 && msg.starts_with("File \"") && leading_ws(msg) <= tb.indent;
+    st.flat_frame = u8::from(flat);
+    if f.line == 0 && f.code.is_none() && pat.native.is_match(msg) {
+        tb.native_frames += 1;
+    }
+    tb.frames.push(f);
+    tb.end_line = rec.line;
+}
+
+/// Reads a line that is neither a marker nor a frame: the wrapped rest of a frame's function,
+/// a code line, an exception line, or the continuation of a finished exception's message.
+fn read_other(st: &mut StreamState, out: &mut Vec<Traceback>, line: &Line) {
+    let msg = line.msg;
+    let ws = leading_ws(msg);
+    let ident =
+        |m: &str| !m.is_empty() && m.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if line.wrapped && st.flat_frame == 1 && ident(msg) {
+        if let Some(f) = st.current.as_mut().and_then(|t| t.frames.last_mut()) {
+            f.function.push_str(msg);
+            return;
+        }
+    }
+    let marks = |m: &str| {
+        let m = m.trim();
+        !m.is_empty() && m.chars().all(|c| matches!(c, '^' | '~' | ' '))
+    };
+    let flat_code = match std::mem::take(&mut st.flat_frame) {
+        1 => parse_exception_line(msg.trim_start()).is_none(),
+        2 => marks(msg),
+        _ => false,
+    };
+    if st.current.is_some() {
+        read_in_traceback(st, out, line, ws, flat_code);
+        return;
+    }
+    continue_message(st, out, line, ws);
+}
+
+/// Reads a line inside the stream's open traceback: a frame's code line (indented beyond
+/// the block, or placed under a flat frame), the exception line that ends it, or another
+/// line printed in between, which is left alone.
+fn read_in_traceback(
+    st: &mut StreamState,
+    out: &mut Vec<Traceback>,
+    line: &Line,
+    ws: usize,
+    flat_code: bool,
+) {
+    let (rec, msg) = (line.rec, line.msg);
+    let Some(tb) = st.current.as_mut() else {
+        return;
+    };
+    if ws > tb.indent || flat_code {
+        if flat_code {
+            st.flat_frame = 2;
+        }
+        let code = msg.trim();
+        let decoration = code.chars().all(|c| matches!(c, '^' | '~' | ' ')) || code == "...";
+        if !decoration {
+            if let Some(f) = tb.frames.last_mut() {
+                if f.code.is_none() {
+                    f.code = Some(code.chars().take(300).collect());
+                }
+            }
+        }
+        tb.end_line = rec.line;
+        return;
+    }
+    let parsed = parse_exception_line(without_pytest_marker(msg.trim_start()))
+        .or_else(|| raised_behind_prefix(tb, msg));
+    if let Some((t, m)) = parsed {
+        st.exc_stamped = rec.prefix.time.is_some();
+        st.exc_closed = false;
+        tb.exception = Some(Exception {
+            type_name: t,
+            message: m,
+            line: rec.line,
+            extra: Vec::new(),
+        });
+        tb.end_line = rec.line;
+        finish(st, out);
+    }
+    // Otherwise some other line inside a traceback (interleaved output); leave it.
+}
+
+/// Reads a line after the stream's last exception line as that message's continuation: the
+/// rest of its sentence, the rest of a wrapped line, or a detail line.
+fn continue_message(st: &mut StreamState, out: &mut [Traceback], line: &Line, ws: usize) {
+    let (rec, msg) = (line.rec, line.msg);
+    if rec.prefix.time.is_some() && !st.exc_stamped {
+        st.exc_closed = true;
+    }
+    let Some(i) = st.last.filter(|_| !st.exc_closed) else {
+        return;
+    };
+    let tb = &mut out[i];
+    let Some(ex) = tb.exception.as_mut() else {
+        return;
+    };
+    let near = rec.line <= tb.end_line + 2;
+    // torch's state_dict errors indent their details with a tab.
+    let detail = ws <= tb.indent || msg.starts_with('\t');
+    // A message written over two source lines (`"... is not\n    divisible by
+    // ..."`): the next line, indented deeper, goes on with the sentence in lower case.
+    let goes_on = rec.line == tb.end_line + 1
+        && ex.extra.is_empty()
+        && ws > tb.indent
+        && continues_sentence(&ex.message, msg);
+    if goes_on {
+        ex.message.push(' ');
+        ex.message.push_str(msg.trim());
+        tb.end_line = rec.line;
+    } else if line.wrapped && near && ex.message.len() < 4000 {
+        // The rest of a wrapped line joins it where the wrap cut it.
+        let last = ex.extra.last_mut().unwrap_or(&mut ex.message);
+        last.push_str(msg.trim_end());
+        tb.end_line = rec.line;
+    } else if near && ex.extra.len() < 12 && !msg.trim().is_empty() && detail {
+        ex.extra.push(msg.trim().chars().take(2000).collect());
+        tb.end_line = rec.line;
+    }
 }
 
 /// Whether `next`, an indented line, goes on with the sentence `prev` left open: `prev`
