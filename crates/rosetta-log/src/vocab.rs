@@ -580,6 +580,368 @@ fn big_set(pats: Vec<String>, check: bool) -> Result<LazySet, regex::Error> {
     }
 }
 
+/// Reads one vocabulary file: its JSON twin when there is one that reads, else its TOML.
+fn read_doc(path: &Path, text: &str, json: Option<&'static str>) -> Result<FileDoc, VocabError> {
+    match json.and_then(|j| serde_json::from_str(j).ok()) {
+        Some(doc) => Ok(doc),
+        None => toml::from_str(text).map_err(|e| VocabError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string().replace('\n', " "),
+        }),
+    }
+}
+
+/// Adds `item` read from `path` to `list`, in place of an earlier entry with the same id.
+fn upsert<T, K: PartialEq>(
+    list: &mut Vec<(T, PathBuf)>,
+    item: T,
+    path: &Path,
+    id: impl Fn(&T) -> &K,
+) {
+    match list.iter().position(|(x, _)| id(x) == id(&item)) {
+        Some(i) => list[i] = (item, path.to_path_buf()),
+        None => list.push((item, path.to_path_buf())),
+    }
+}
+
+/// The table of `[error_codes.LIBRARY]`: its patterns (each with a group `code`) and the
+/// meaning of each number.
+fn code_table(
+    path: &Path,
+    library: &str,
+    patterns: &[String],
+    codes: std::collections::BTreeMap<String, (String, String)>,
+    check: bool,
+) -> Result<CodeTable, VocabError> {
+    let mut table = CodeTable {
+        patterns: Vec::new(),
+        codes: HashMap::new(),
+    };
+    for (i, p) in patterns.iter().enumerate() {
+        let re = compile(
+            path,
+            "error code pattern",
+            &format!("{library} {i}"),
+            std::slice::from_ref(p),
+            check,
+        )?;
+        if !re.as_str().contains("(?P<code>") {
+            return Err(VocabError::Invalid {
+                path: path.to_path_buf(),
+                message: format!("error_codes.{library} pattern {i} has no group `code`"),
+            });
+        }
+        table.patterns.push(re);
+    }
+    for (code, meaning) in codes {
+        let n: u32 = code.parse().map_err(|_| VocabError::Invalid {
+            path: path.to_path_buf(),
+            message: format!("error_codes.{library} code `{code}` is not a number"),
+        })?;
+        table.codes.insert(n, meaning);
+    }
+    Ok(table)
+}
+
+/// The entries of every vocabulary file read so far, before compiling: a later signal,
+/// milestone, shape or banner with an earlier one's id replaces it.
+#[derive(Default)]
+struct Gathered {
+    signals: Vec<(SignalDoc, PathBuf)>,
+    milestones: Vec<(MilestoneDoc, PathBuf)>,
+    frames: Vec<(FrameDoc, PathBuf)>,
+    prose: Vec<(ProseDoc, PathBuf)>,
+    shapes: Vec<(ShapeDoc, PathBuf)>,
+    banners: Vec<(BannerDoc, PathBuf)>,
+    serving: HashSet<String>,
+    sc_serving: Vec<String>,
+    sc_errors: Vec<String>,
+    sc_context: Vec<String>,
+    code_tables: Vec<CodeTable>,
+    error_code_examples: (Vec<String>, Vec<String>),
+}
+
+impl Gathered {
+    /// Adds the entries of one file, read from `path`; its error-code tables are compiled now.
+    fn add(&mut self, doc: FileDoc, path: &Path, check: bool) -> Result<(), VocabError> {
+        for s in doc.signal {
+            upsert(&mut self.signals, s, path, |x| &x.id);
+        }
+        for m in doc.milestone {
+            upsert(&mut self.milestones, m, path, |x| &x.id);
+        }
+        let frames = doc.frame.into_iter().map(|f| (f, path.to_path_buf()));
+        self.frames.extend(frames);
+        let prose = doc.prose.into_iter().map(|p| (p, path.to_path_buf()));
+        self.prose.extend(prose);
+        for s in doc.shape {
+            upsert(&mut self.shapes, s, path, |x| &x.id);
+        }
+        for b in doc.banner {
+            upsert(&mut self.banners, b, path, |x| &x.id);
+        }
+        if let Some(s) = doc.serving {
+            self.serving.extend(s.functions);
+        }
+        for (library, c) in doc.error_codes {
+            let table = code_table(path, &library, &c.patterns, c.codes, check)?;
+            self.code_tables.push(table);
+            self.error_code_examples.0.extend(c.fires);
+            self.error_code_examples.1.extend(c.quiet);
+        }
+        if let Some(s) = doc.scanner {
+            self.sc_serving.extend(s.serving);
+            self.sc_errors.extend(s.error_words);
+            self.sc_errors.extend(s.bpe_leak_words);
+            self.sc_context.extend(s.context_words);
+        }
+        Ok(())
+    }
+
+    /// Compiles the gathered entries into a vocabulary; with `check`, every pattern now.
+    fn compile(self, check: bool) -> Result<Vocabulary, VocabError> {
+        let mut entries = Vec::new();
+        let (signals, signal_patterns) = compile_signals(self.signals, check, &mut entries)?;
+        let signal_set = filtered(
+            signal_patterns.clone(),
+            check,
+            embedded_literals::SIGNAL_REQUIRED,
+        );
+        let (milestones, milestone_set) = compile_milestones(self.milestones, check, &mut entries)?;
+        let frames = compile_frames(self.frames, &mut entries)?;
+        let prose = compile_prose(self.prose, check, &mut entries)?;
+        let shapes = compile_shapes(self.shapes, check, &mut entries)?;
+        let (banners, banner_patterns, banner_set) =
+            compile_banners(self.banners, check, &mut entries)?;
+        for id in ShapeId::ALL {
+            if !shapes.iter().any(|(s, _)| *s == id) {
+                return Err(VocabError::Invalid {
+                    path: PathBuf::from("kb/vocab/shapes.toml"),
+                    message: format!("shape `{}` is missing", kebab(&format!("{id:?}"))),
+                });
+            }
+        }
+        Ok(Vocabulary {
+            signals,
+            signal_set,
+            signal_patterns,
+            milestones,
+            milestone_set,
+            frames,
+            serving: self.serving,
+            prose,
+            shapes,
+            banners,
+            banner_set,
+            banner_patterns,
+            scanner_serving: self.sc_serving,
+            scanner_errors: self.sc_errors,
+            scanner_context: self.sc_context,
+            entries,
+            code_tables: self.code_tables,
+            error_code_examples: self.error_code_examples,
+            signal_lits: OnceLock::new(),
+            milestone_lits: OnceLock::new(),
+        })
+    }
+}
+
+/// Compiles the signals (each entry's patterns checked with `check`, else only that it has
+/// some) and adds their entries; returns them with their patterns.
+fn compile_signals(
+    signals: Vec<(SignalDoc, PathBuf)>,
+    check: bool,
+    entries: &mut Vec<Entry>,
+) -> Result<(Vec<Signal>, Vec<Vec<String>>), VocabError> {
+    let mut out_signals = Vec::new();
+    let mut signal_patterns = Vec::new();
+    for (i, (s, path)) in signals.into_iter().enumerate() {
+        if check {
+            compile(&path, "signal", &s.id, &s.patterns, true)?;
+        } else if s.patterns.is_empty() {
+            compile(&path, "signal", &s.id, &s.patterns, false)?;
+        }
+        let phase = match &s.phase {
+            Some(p) => Some(parse_phase(&path, p)?),
+            None => None,
+        };
+        out_signals.push(Signal {
+            id: leak(s.id.clone()),
+            class: parse_class(&path, &s.class)?,
+            strength: s.strength,
+            role: s.role,
+            phase,
+            asynchronous: s.asynchronous,
+        });
+        signal_patterns.push(s.patterns.clone());
+        entries.push(Entry {
+            kind: EntryKind::Signal,
+            id: s.id,
+            file: path,
+            fires: s.fires,
+            quiet: s.quiet,
+            index: i,
+        });
+    }
+    Ok((out_signals, signal_patterns))
+}
+
+/// Compiles the milestones as `compile_signals` does the signals; returns them with their set.
+fn compile_milestones(
+    milestones: Vec<(MilestoneDoc, PathBuf)>,
+    check: bool,
+    entries: &mut Vec<Entry>,
+) -> Result<(Vec<MilestoneShape>, FilteredSet), VocabError> {
+    let mut out_ms = Vec::new();
+    let mut ms_pats = Vec::new();
+    for (i, (m, path)) in milestones.into_iter().enumerate() {
+        if check {
+            compile(&path, "milestone", &m.id, &m.patterns, true)?;
+        } else if m.patterns.is_empty() {
+            compile(&path, "milestone", &m.id, &m.patterns, false)?;
+        }
+        out_ms.push(MilestoneShape {
+            id: leak(m.id.clone()),
+            phase: parse_phase(&path, &m.phase)?,
+            done: m.done,
+            ready: m.ready,
+            label: leak(m.label),
+        });
+        ms_pats.push(m.patterns.clone());
+        entries.push(Entry {
+            kind: EntryKind::Milestone,
+            id: m.id,
+            file: path,
+            fires: m.fires,
+            quiet: m.quiet,
+            index: i,
+        });
+    }
+    let milestone_set = filtered(ms_pats, check, embedded_literals::MILESTONE_REQUIRED);
+    Ok((out_ms, milestone_set))
+}
+
+/// Reads the frame entries (each needs words, files or a `within`) and adds their entries.
+fn compile_frames(
+    frames: Vec<(FrameDoc, PathBuf)>,
+    entries: &mut Vec<Entry>,
+) -> Result<Vec<FramePhase>, VocabError> {
+    let mut out_frames = Vec::new();
+    for (i, (f, path)) in frames.into_iter().enumerate() {
+        let phase = parse_phase(&path, &f.phase)?;
+        if f.words.is_empty() && f.files.is_empty() && f.within.is_empty() {
+            return Err(VocabError::Invalid {
+                path,
+                message: format!(
+                    "frame entry for {} has no words, no files and no within",
+                    f.phase
+                ),
+            });
+        }
+        entries.push(Entry {
+            kind: EntryKind::Frame,
+            id: format!("{}#{i}", f.phase),
+            file: path,
+            fires: f.fires,
+            quiet: f.quiet,
+            index: i,
+        });
+        out_frames.push(FramePhase {
+            phase,
+            words: f.words.iter().map(|w| PhaseWord::parse(w)).collect(),
+            unless: f.unless.iter().map(|w| PhaseWord::parse(w)).collect(),
+            files: f.files.iter().map(|s| s.to_ascii_lowercase()).collect(),
+            within: f.within.iter().map(|s| s.to_ascii_lowercase()).collect(),
+            outside: f.outside.iter().map(|s| s.to_ascii_lowercase()).collect(),
+        });
+    }
+    Ok(out_frames)
+}
+
+/// Compiles the prose entries (a regex and its phase each) and adds their entries.
+fn compile_prose(
+    prose: Vec<(ProseDoc, PathBuf)>,
+    check: bool,
+    entries: &mut Vec<Entry>,
+) -> Result<Vec<(LazyRegex, Phase)>, VocabError> {
+    let mut out_prose = Vec::new();
+    for (i, (p, path)) in prose.into_iter().enumerate() {
+        let phase = parse_phase(&path, &p.phase)?;
+        let id = format!("{}#{i}", p.phase);
+        let re = compile(&path, "prose", &id, &p.patterns, check)?;
+        out_prose.push((re, phase));
+        entries.push(Entry {
+            kind: EntryKind::Prose,
+            id,
+            file: path,
+            fires: p.fires,
+            quiet: p.quiet,
+            index: i,
+        });
+    }
+    Ok(out_prose)
+}
+
+/// Compiles the named shapes and adds their entries.
+fn compile_shapes(
+    shapes: Vec<(ShapeDoc, PathBuf)>,
+    check: bool,
+    entries: &mut Vec<Entry>,
+) -> Result<Vec<(ShapeId, LazyRegex)>, VocabError> {
+    let mut out_shapes = Vec::new();
+    for (i, (s, path)) in shapes.into_iter().enumerate() {
+        let name = format!("{:?}", s.id);
+        let re = compile(&path, "shape", &name, &s.patterns, check)?;
+        out_shapes.push((s.id, re));
+        entries.push(Entry {
+            kind: EntryKind::Shape,
+            id: kebab(&name),
+            file: path,
+            fires: s.fires,
+            quiet: s.quiet,
+            index: i,
+        });
+    }
+    Ok(out_shapes)
+}
+
+/// Compiles the banners and adds their entries; returns their regexes, their joined
+/// patterns, and one set over all of them (none when there are no banners).
+#[allow(clippy::type_complexity)]
+fn compile_banners(
+    banners: Vec<(BannerDoc, PathBuf)>,
+    check: bool,
+    entries: &mut Vec<Entry>,
+) -> Result<(Vec<LazyRegex>, Vec<String>, Option<LazySet>), VocabError> {
+    let mut out_banners = Vec::new();
+    let mut banner_patterns = Vec::new();
+    for (i, (b, path)) in banners.into_iter().enumerate() {
+        let re = compile(&path, "banner", &b.id, &b.patterns, check)?;
+        out_banners.push(re);
+        banner_patterns.push(join_patterns(&b.patterns));
+        let _ = &b.engine;
+        entries.push(Entry {
+            kind: EntryKind::Banner,
+            id: b.id,
+            file: path,
+            fires: b.fires,
+            quiet: b.quiet,
+            index: i,
+        });
+    }
+    let banner_set = if banner_patterns.is_empty() {
+        None
+    } else {
+        Some(
+            big_set(banner_patterns.clone(), check).map_err(|e| VocabError::Invalid {
+                path: PathBuf::from("kb/vocab"),
+                message: format!("the banner set does not compile: {e}"),
+            })?,
+        )
+    };
+    Ok((out_banners, banner_patterns, banner_set))
+}
+
 impl Vocabulary {
     /// The built-in vocabulary (`kb/vocab/`), compiled once.
     pub fn embedded() -> &'static Vocabulary {
@@ -655,270 +1017,12 @@ impl Vocabulary {
         files: impl IntoIterator<Item = (PathBuf, String, Option<&'static str>)>,
         check: bool,
     ) -> Result<Vocabulary, VocabError> {
-        let mut signals: Vec<(SignalDoc, PathBuf)> = Vec::new();
-        let mut milestones: Vec<(MilestoneDoc, PathBuf)> = Vec::new();
-        let mut frames: Vec<(FrameDoc, PathBuf)> = Vec::new();
-        let mut prose: Vec<(ProseDoc, PathBuf)> = Vec::new();
-        let mut shapes: Vec<(ShapeDoc, PathBuf)> = Vec::new();
-        let mut banners: Vec<(BannerDoc, PathBuf)> = Vec::new();
-        let mut serving: HashSet<String> = HashSet::new();
-        let (mut sc_serving, mut sc_errors, mut sc_context) = (Vec::new(), Vec::new(), Vec::new());
-        let mut code_tables: Vec<CodeTable> = Vec::new();
-        let mut error_code_examples = (Vec::new(), Vec::new());
+        let mut all = Gathered::default();
         for (path, text, json) in files {
-            let doc: FileDoc = match json.and_then(|j| serde_json::from_str(j).ok()) {
-                Some(doc) => doc,
-                None => toml::from_str(&text).map_err(|e| VocabError::Parse {
-                    path: path.clone(),
-                    message: e.to_string().replace('\n', " "),
-                })?,
-            };
-            for s in doc.signal {
-                match signals.iter().position(|(x, _)| x.id == s.id) {
-                    Some(i) => signals[i] = (s, path.clone()),
-                    None => signals.push((s, path.clone())),
-                }
-            }
-            for m in doc.milestone {
-                match milestones.iter().position(|(x, _)| x.id == m.id) {
-                    Some(i) => milestones[i] = (m, path.clone()),
-                    None => milestones.push((m, path.clone())),
-                }
-            }
-            frames.extend(doc.frame.into_iter().map(|f| (f, path.clone())));
-            prose.extend(doc.prose.into_iter().map(|p| (p, path.clone())));
-            for s in doc.shape {
-                match shapes.iter().position(|(x, _)| x.id == s.id) {
-                    Some(i) => shapes[i] = (s, path.clone()),
-                    None => shapes.push((s, path.clone())),
-                }
-            }
-            for b in doc.banner {
-                match banners.iter().position(|(x, _)| x.id == b.id) {
-                    Some(i) => banners[i] = (b, path.clone()),
-                    None => banners.push((b, path.clone())),
-                }
-            }
-            if let Some(s) = doc.serving {
-                serving.extend(s.functions);
-            }
-            for (library, c) in doc.error_codes {
-                let mut table = CodeTable {
-                    patterns: Vec::new(),
-                    codes: HashMap::new(),
-                };
-                for (i, p) in c.patterns.iter().enumerate() {
-                    let re = compile(
-                        &path,
-                        "error code pattern",
-                        &format!("{library} {i}"),
-                        std::slice::from_ref(p),
-                        check,
-                    )?;
-                    if !re.as_str().contains("(?P<code>") {
-                        return Err(VocabError::Invalid {
-                            path: path.clone(),
-                            message: format!(
-                                "error_codes.{library} pattern {i} has no group `code`"
-                            ),
-                        });
-                    }
-                    table.patterns.push(re);
-                }
-                for (code, meaning) in c.codes {
-                    let n: u32 = code.parse().map_err(|_| VocabError::Invalid {
-                        path: path.clone(),
-                        message: format!("error_codes.{library} code `{code}` is not a number"),
-                    })?;
-                    table.codes.insert(n, meaning);
-                }
-                code_tables.push(table);
-                error_code_examples.0.extend(c.fires);
-                error_code_examples.1.extend(c.quiet);
-            }
-            if let Some(s) = doc.scanner {
-                sc_serving.extend(s.serving);
-                sc_errors.extend(s.error_words);
-                sc_errors.extend(s.bpe_leak_words);
-                sc_context.extend(s.context_words);
-            }
+            let doc = read_doc(&path, &text, json)?;
+            all.add(doc, &path, check)?;
         }
-        let mut entries = Vec::new();
-        let mut out_signals = Vec::new();
-        let mut signal_patterns = Vec::new();
-        for (i, (s, path)) in signals.into_iter().enumerate() {
-            if check {
-                compile(&path, "signal", &s.id, &s.patterns, true)?;
-            } else if s.patterns.is_empty() {
-                compile(&path, "signal", &s.id, &s.patterns, false)?;
-            }
-            let phase = match &s.phase {
-                Some(p) => Some(parse_phase(&path, p)?),
-                None => None,
-            };
-            out_signals.push(Signal {
-                id: leak(s.id.clone()),
-                class: parse_class(&path, &s.class)?,
-                strength: s.strength,
-                role: s.role,
-                phase,
-                asynchronous: s.asynchronous,
-            });
-            signal_patterns.push(s.patterns.clone());
-            entries.push(Entry {
-                kind: EntryKind::Signal,
-                id: s.id,
-                file: path,
-                fires: s.fires,
-                quiet: s.quiet,
-                index: i,
-            });
-        }
-        let signal_set = filtered(
-            signal_patterns.clone(),
-            check,
-            embedded_literals::SIGNAL_REQUIRED,
-        );
-        let mut out_ms = Vec::new();
-        let mut ms_pats = Vec::new();
-        for (i, (m, path)) in milestones.into_iter().enumerate() {
-            if check {
-                compile(&path, "milestone", &m.id, &m.patterns, true)?;
-            } else if m.patterns.is_empty() {
-                compile(&path, "milestone", &m.id, &m.patterns, false)?;
-            }
-            out_ms.push(MilestoneShape {
-                id: leak(m.id.clone()),
-                phase: parse_phase(&path, &m.phase)?,
-                done: m.done,
-                ready: m.ready,
-                label: leak(m.label),
-            });
-            ms_pats.push(m.patterns.clone());
-            entries.push(Entry {
-                kind: EntryKind::Milestone,
-                id: m.id,
-                file: path,
-                fires: m.fires,
-                quiet: m.quiet,
-                index: i,
-            });
-        }
-        let milestone_set = filtered(ms_pats, check, embedded_literals::MILESTONE_REQUIRED);
-        let mut out_frames = Vec::new();
-        for (i, (f, path)) in frames.into_iter().enumerate() {
-            let phase = parse_phase(&path, &f.phase)?;
-            if f.words.is_empty() && f.files.is_empty() && f.within.is_empty() {
-                return Err(VocabError::Invalid {
-                    path,
-                    message: format!(
-                        "frame entry for {} has no words, no files and no within",
-                        f.phase
-                    ),
-                });
-            }
-            entries.push(Entry {
-                kind: EntryKind::Frame,
-                id: format!("{}#{i}", f.phase),
-                file: path,
-                fires: f.fires,
-                quiet: f.quiet,
-                index: i,
-            });
-            out_frames.push(FramePhase {
-                phase,
-                words: f.words.iter().map(|w| PhaseWord::parse(w)).collect(),
-                unless: f.unless.iter().map(|w| PhaseWord::parse(w)).collect(),
-                files: f.files.iter().map(|s| s.to_ascii_lowercase()).collect(),
-                within: f.within.iter().map(|s| s.to_ascii_lowercase()).collect(),
-                outside: f.outside.iter().map(|s| s.to_ascii_lowercase()).collect(),
-            });
-        }
-        let mut out_prose = Vec::new();
-        for (i, (p, path)) in prose.into_iter().enumerate() {
-            let phase = parse_phase(&path, &p.phase)?;
-            let id = format!("{}#{i}", p.phase);
-            let re = compile(&path, "prose", &id, &p.patterns, check)?;
-            out_prose.push((re, phase));
-            entries.push(Entry {
-                kind: EntryKind::Prose,
-                id,
-                file: path,
-                fires: p.fires,
-                quiet: p.quiet,
-                index: i,
-            });
-        }
-        let mut out_shapes = Vec::new();
-        for (i, (s, path)) in shapes.into_iter().enumerate() {
-            let name = format!("{:?}", s.id);
-            let re = compile(&path, "shape", &name, &s.patterns, check)?;
-            out_shapes.push((s.id, re));
-            entries.push(Entry {
-                kind: EntryKind::Shape,
-                id: kebab(&name),
-                file: path,
-                fires: s.fires,
-                quiet: s.quiet,
-                index: i,
-            });
-        }
-        let mut out_banners = Vec::new();
-        let mut banner_patterns = Vec::new();
-        for (i, (b, path)) in banners.into_iter().enumerate() {
-            let re = compile(&path, "banner", &b.id, &b.patterns, check)?;
-            out_banners.push(re);
-            banner_patterns.push(join_patterns(&b.patterns));
-            let _ = &b.engine;
-            entries.push(Entry {
-                kind: EntryKind::Banner,
-                id: b.id,
-                file: path,
-                fires: b.fires,
-                quiet: b.quiet,
-                index: i,
-            });
-        }
-        let banner_set = if banner_patterns.is_empty() {
-            None
-        } else {
-            Some(
-                big_set(banner_patterns.clone(), check).map_err(|e| VocabError::Invalid {
-                    path: PathBuf::from("kb/vocab"),
-                    message: format!("the banner set does not compile: {e}"),
-                })?,
-            )
-        };
-        for id in ShapeId::ALL {
-            if !out_shapes.iter().any(|(s, _)| *s == id) {
-                return Err(VocabError::Invalid {
-                    path: PathBuf::from("kb/vocab/shapes.toml"),
-                    message: format!("shape `{}` is missing", kebab(&format!("{id:?}"))),
-                });
-            }
-        }
-        Ok(Vocabulary {
-            signals: out_signals,
-            signal_set,
-            signal_patterns,
-            milestones: out_ms,
-            milestone_set,
-            frames: out_frames,
-            serving,
-            prose: out_prose,
-            shapes: out_shapes,
-            banners: out_banners,
-            banner_set,
-            banner_patterns,
-            scanner_serving: sc_serving,
-            scanner_errors: sc_errors,
-            scanner_context: sc_context,
-            entries,
-            code_tables,
-            error_code_examples,
-            signal_lits: OnceLock::new(),
-            milestone_lits: OnceLock::new(),
-        })
+        all.compile(check)
     }
 
     /// Indices of the signals a message matches.
