@@ -193,25 +193,7 @@ impl Client {
                 .map_err(|e| transport(url, e))?;
             let status = resp.status().as_u16();
             if status == 200 {
-                let limit = expected_total.unwrap_or(MAX_WHOLE_FILE).min(MAX_WHOLE_FILE);
-                let bytes = resp
-                    .body_mut()
-                    .with_config()
-                    .limit(limit)
-                    .read_to_vec()
-                    .map_err(|e| transport(url, e))?;
-                if let Some(t) = expected_total {
-                    if bytes.len() as u64 != t {
-                        return Err(IndexError::BadRange {
-                            url: url.to_string(),
-                            what: format!(
-                                "the whole file came back as {} bytes, the index says {t}",
-                                bytes.len()
-                            ),
-                        });
-                    }
-                }
-                return Ok(RangeRead::Whole { bytes });
+                return read_whole(url, &mut resp, expected_total);
             }
             check_status(url, status)?;
             if status != 206 {
@@ -220,56 +202,13 @@ impl Client {
                     what: format!("asked for `{range}`, the server answered {status}"),
                 });
             }
-            let cr = resp
-                .headers()
-                .get(header::CONTENT_RANGE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("")
-                .to_string();
-            let (first, last, total) =
-                parse_content_range(&cr).ok_or_else(|| IndexError::BadRange {
-                    url: url.to_string(),
-                    what: format!("asked for `{range}`, got Content-Range `{cr}`"),
-                })?;
-            if let Some(t) = expected_total {
-                if t != total {
-                    return Err(IndexError::BadRange {
-                        url: url.to_string(),
-                        what: format!("the file is {total} bytes, the index says {t}"),
-                    });
-                }
-            }
-            let want_first = match start {
-                Some(s) => s,
-                None => total.saturating_sub(end),
+            let want = RangeWanted {
+                range: &range,
+                start,
+                end,
+                expected_total,
             };
-            if first != want_first || last < first {
-                return Err(IndexError::BadRange {
-                    url: url.to_string(),
-                    what: format!("asked for `{range}`, got Content-Range `{cr}`"),
-                });
-            }
-            let len = last - first + 1;
-            let bytes = resp
-                .body_mut()
-                .with_config()
-                .limit(len)
-                .read_to_vec()
-                .map_err(|e| transport(url, e))?;
-            if bytes.len() as u64 != len {
-                return Err(IndexError::BadRange {
-                    url: url.to_string(),
-                    what: format!(
-                        "Content-Range `{cr}` promised {len} bytes, {} came",
-                        bytes.len()
-                    ),
-                });
-            }
-            Ok(RangeRead::Partial {
-                offset: first,
-                bytes,
-                total,
-            })
+            read_partial(url, &mut resp, &want)
         })
     }
 
@@ -393,6 +332,114 @@ impl Resolver for CachingResolver {
         }
         Ok(out)
     }
+}
+
+/// The range a [`Client::read_range`] call asked for, to check a 206 against.
+struct RangeWanted<'a> {
+    /// The `Range` header as sent.
+    range: &'a str,
+    /// The first byte asked for; `None` for a suffix range.
+    start: Option<u64>,
+    /// The end (exclusive), or the suffix length when `start` is `None`.
+    end: u64,
+    /// The file's size as the index gives it.
+    expected_total: Option<u64>,
+}
+
+/// Reads a 200 answer to a range request: the whole file, checked against the index's size.
+fn read_whole(
+    url: &str,
+    resp: &mut ureq::http::Response<ureq::Body>,
+    expected_total: Option<u64>,
+) -> Result<RangeRead, IndexError> {
+    let limit = expected_total.unwrap_or(MAX_WHOLE_FILE).min(MAX_WHOLE_FILE);
+    let bytes = resp
+        .body_mut()
+        .with_config()
+        .limit(limit)
+        .read_to_vec()
+        .map_err(|e| transport(url, e))?;
+    if let Some(t) = expected_total {
+        if bytes.len() as u64 != t {
+            return Err(IndexError::BadRange {
+                url: url.to_string(),
+                what: format!(
+                    "the whole file came back as {} bytes, the index says {t}",
+                    bytes.len()
+                ),
+            });
+        }
+    }
+    Ok(RangeRead::Whole { bytes })
+}
+
+/// Reads a 206 answer: its `Content-Range` checked against what was asked, then its bytes.
+fn read_partial(
+    url: &str,
+    resp: &mut ureq::http::Response<ureq::Body>,
+    want: &RangeWanted,
+) -> Result<RangeRead, IndexError> {
+    let cr = resp
+        .headers()
+        .get(header::CONTENT_RANGE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let (first, last, total) = checked_content_range(url, &cr, want)?;
+    let len = last - first + 1;
+    let bytes = resp
+        .body_mut()
+        .with_config()
+        .limit(len)
+        .read_to_vec()
+        .map_err(|e| transport(url, e))?;
+    if bytes.len() as u64 != len {
+        return Err(IndexError::BadRange {
+            url: url.to_string(),
+            what: format!(
+                "Content-Range `{cr}` promised {len} bytes, {} came",
+                bytes.len()
+            ),
+        });
+    }
+    Ok(RangeRead::Partial {
+        offset: first,
+        bytes,
+        total,
+    })
+}
+
+/// Parses `Content-Range` into (first, last, total) and checks it covers the range asked for
+/// in a file of the size the index gives.
+fn checked_content_range(
+    url: &str,
+    cr: &str,
+    want: &RangeWanted,
+) -> Result<(u64, u64, u64), IndexError> {
+    let range = want.range;
+    let (first, last, total) = parse_content_range(cr).ok_or_else(|| IndexError::BadRange {
+        url: url.to_string(),
+        what: format!("asked for `{range}`, got Content-Range `{cr}`"),
+    })?;
+    if let Some(t) = want.expected_total {
+        if t != total {
+            return Err(IndexError::BadRange {
+                url: url.to_string(),
+                what: format!("the file is {total} bytes, the index says {t}"),
+            });
+        }
+    }
+    let want_first = match want.start {
+        Some(s) => s,
+        None => total.saturating_sub(want.end),
+    };
+    if first != want_first || last < first {
+        return Err(IndexError::BadRange {
+            url: url.to_string(),
+            what: format!("asked for `{range}`, got Content-Range `{cr}`"),
+        });
+    }
+    Ok((first, last, total))
 }
 
 fn transport(url: &str, e: ureq::Error) -> IndexError {

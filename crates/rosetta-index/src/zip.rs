@@ -483,96 +483,131 @@ pub(crate) mod tests {
 
     /// A minimal zip writer for tests: stored or deflated members, optional ZIP64 records.
     pub fn build_zip(members: &[(&str, &[u8])], zip64: bool, deflate: bool) -> Vec<u8> {
-        use std::io::Write;
         let mut out = Vec::new();
         let mut cd = Vec::new();
         for (name, data) in members {
-            let (method, payload) = if deflate {
-                let mut e =
-                    flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
-                e.write_all(data).unwrap();
-                (8u16, e.finish().unwrap())
-            } else {
-                (0u16, data.to_vec())
-            };
+            let (method, payload) = compressed(data, deflate);
             let offset = out.len() as u64;
-            out.extend_from_slice(&LOCAL_SIG.to_le_bytes());
-            out.extend_from_slice(&[20, 0, 0, 0]);
-            out.extend_from_slice(&method.to_le_bytes());
-            out.extend_from_slice(&[0; 4]);
-            out.extend_from_slice(&[0; 4]); // crc (unchecked here)
-            out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-            out.extend_from_slice(&(data.len() as u32).to_le_bytes());
-            out.extend_from_slice(&(name.len() as u16).to_le_bytes());
-            out.extend_from_slice(&0u16.to_le_bytes());
-            out.extend_from_slice(name.as_bytes());
-            out.extend_from_slice(&payload);
-
-            cd.extend_from_slice(&CD_SIG.to_le_bytes());
-            cd.extend_from_slice(&[20, 0, 20, 0, 0, 0]);
-            cd.extend_from_slice(&method.to_le_bytes());
-            cd.extend_from_slice(&[0; 8]);
-            let (c, u, o, extra) = if zip64 {
-                let mut x = Vec::new();
-                x.extend_from_slice(&1u16.to_le_bytes());
-                x.extend_from_slice(&24u16.to_le_bytes());
-                x.extend_from_slice(&(data.len() as u64).to_le_bytes());
-                x.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-                x.extend_from_slice(&offset.to_le_bytes());
-                (0xFFFF_FFFFu32, 0xFFFF_FFFFu32, 0xFFFF_FFFFu32, x)
-            } else {
-                (
-                    payload.len() as u32,
-                    data.len() as u32,
-                    offset as u32,
-                    Vec::new(),
-                )
-            };
-            cd.extend_from_slice(&c.to_le_bytes());
-            cd.extend_from_slice(&u.to_le_bytes());
-            cd.extend_from_slice(&(name.len() as u16).to_le_bytes());
-            cd.extend_from_slice(&(extra.len() as u16).to_le_bytes());
-            // comment length, disk, internal and external attributes
-            cd.extend_from_slice(&[0; 10]);
-            cd.extend_from_slice(&o.to_le_bytes());
-            cd.extend_from_slice(name.as_bytes());
-            cd.extend_from_slice(&extra);
+            push_local_member(&mut out, name, method, data, &payload);
+            push_cd_entry(&mut cd, name, method, data, &payload, offset, zip64);
         }
         let cd_offset = out.len() as u64;
         out.extend_from_slice(&cd);
         if zip64 {
-            let rec = out.len() as u64;
-            out.extend_from_slice(&ZIP64_EOCD_SIG.to_le_bytes());
-            out.extend_from_slice(&44u64.to_le_bytes());
-            out.extend_from_slice(&[45, 0, 45, 0]);
-            out.extend_from_slice(&[0; 8]);
-            out.extend_from_slice(&(members.len() as u64).to_le_bytes());
-            out.extend_from_slice(&(members.len() as u64).to_le_bytes());
-            out.extend_from_slice(&(cd.len() as u64).to_le_bytes());
-            out.extend_from_slice(&cd_offset.to_le_bytes());
-            out.extend_from_slice(&ZIP64_LOCATOR_SIG.to_le_bytes());
-            out.extend_from_slice(&0u32.to_le_bytes());
-            out.extend_from_slice(&rec.to_le_bytes());
-            out.extend_from_slice(&1u32.to_le_bytes());
+            push_zip64_end(&mut out, members.len() as u64, cd.len() as u64, cd_offset);
         }
+        push_end_record(&mut out, members.len(), cd.len(), cd_offset, zip64);
+        out
+    }
+
+    /// A member's method and payload: deflated (8) or stored (0).
+    fn compressed(data: &[u8], deflate: bool) -> (u16, Vec<u8>) {
+        use std::io::Write;
+        if deflate {
+            let mut e =
+                flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+            e.write_all(data).unwrap();
+            (8u16, e.finish().unwrap())
+        } else {
+            (0u16, data.to_vec())
+        }
+    }
+
+    /// Appends a member's local header and its payload.
+    fn push_local_member(out: &mut Vec<u8>, name: &str, method: u16, data: &[u8], payload: &[u8]) {
+        out.extend_from_slice(&LOCAL_SIG.to_le_bytes());
+        out.extend_from_slice(&[20, 0, 0, 0]);
+        out.extend_from_slice(&method.to_le_bytes());
+        out.extend_from_slice(&[0; 4]);
+        out.extend_from_slice(&[0; 4]); // crc (unchecked here)
+        out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        out.extend_from_slice(&0u16.to_le_bytes());
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(payload);
+    }
+
+    /// Appends a member's central directory entry, its sizes and offset in a ZIP64 extra
+    /// field when `zip64`.
+    fn push_cd_entry(
+        cd: &mut Vec<u8>,
+        name: &str,
+        method: u16,
+        data: &[u8],
+        payload: &[u8],
+        offset: u64,
+        zip64: bool,
+    ) {
+        cd.extend_from_slice(&CD_SIG.to_le_bytes());
+        cd.extend_from_slice(&[20, 0, 20, 0, 0, 0]);
+        cd.extend_from_slice(&method.to_le_bytes());
+        cd.extend_from_slice(&[0; 8]);
+        let (c, u, o, extra) = if zip64 {
+            let mut x = Vec::new();
+            x.extend_from_slice(&1u16.to_le_bytes());
+            x.extend_from_slice(&24u16.to_le_bytes());
+            x.extend_from_slice(&(data.len() as u64).to_le_bytes());
+            x.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+            x.extend_from_slice(&offset.to_le_bytes());
+            (0xFFFF_FFFFu32, 0xFFFF_FFFFu32, 0xFFFF_FFFFu32, x)
+        } else {
+            (
+                payload.len() as u32,
+                data.len() as u32,
+                offset as u32,
+                Vec::new(),
+            )
+        };
+        cd.extend_from_slice(&c.to_le_bytes());
+        cd.extend_from_slice(&u.to_le_bytes());
+        cd.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        cd.extend_from_slice(&(extra.len() as u16).to_le_bytes());
+        // comment length, disk, internal and external attributes
+        cd.extend_from_slice(&[0; 10]);
+        cd.extend_from_slice(&o.to_le_bytes());
+        cd.extend_from_slice(name.as_bytes());
+        cd.extend_from_slice(&extra);
+    }
+
+    /// Appends the ZIP64 end of central directory record and its locator.
+    fn push_zip64_end(out: &mut Vec<u8>, entries: u64, cd_len: u64, cd_offset: u64) {
+        let rec = out.len() as u64;
+        out.extend_from_slice(&ZIP64_EOCD_SIG.to_le_bytes());
+        out.extend_from_slice(&44u64.to_le_bytes());
+        out.extend_from_slice(&[45, 0, 45, 0]);
+        out.extend_from_slice(&[0; 8]);
+        out.extend_from_slice(&entries.to_le_bytes());
+        out.extend_from_slice(&entries.to_le_bytes());
+        out.extend_from_slice(&cd_len.to_le_bytes());
+        out.extend_from_slice(&cd_offset.to_le_bytes());
+        out.extend_from_slice(&ZIP64_LOCATOR_SIG.to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&rec.to_le_bytes());
+        out.extend_from_slice(&1u32.to_le_bytes());
+    }
+
+    /// Appends the classic end record; its counts and offsets all ones when `zip64`.
+    fn push_end_record(
+        out: &mut Vec<u8>,
+        entries: usize,
+        cd_len: usize,
+        cd_offset: u64,
+        zip64: bool,
+    ) {
         out.extend_from_slice(&EOCD_SIG.to_le_bytes());
         out.extend_from_slice(&[0; 4]);
-        let n = if zip64 {
-            0xFFFFu16
-        } else {
-            members.len() as u16
-        };
+        let n = if zip64 { 0xFFFFu16 } else { entries as u16 };
         out.extend_from_slice(&n.to_le_bytes());
         out.extend_from_slice(&n.to_le_bytes());
         let (s, o) = if zip64 {
             (0xFFFF_FFFFu32, 0xFFFF_FFFFu32)
         } else {
-            (cd.len() as u32, cd_offset as u32)
+            (cd_len as u32, cd_offset as u32)
         };
         out.extend_from_slice(&s.to_le_bytes());
         out.extend_from_slice(&o.to_le_bytes());
         out.extend_from_slice(&0u16.to_le_bytes());
-        out
     }
 
     fn read_all(zip: &[u8]) -> Vec<(String, Vec<u8>)> {
