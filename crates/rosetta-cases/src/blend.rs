@@ -271,6 +271,10 @@ fn cases_hypothesis(v: &Vote) -> Hypothesis {
     }
 }
 
+/// A hypothesis being ranked: its unnormalised score, its order of arrival (the tie-break)
+/// and itself.
+type Scored = (f64, usize, Hypothesis);
+
 /// Mixes the cases' votes into the report's hypotheses (which must come from a
 /// log with a failure): each cause's confidence becomes
 /// `(1 - weight) · rules + weight · votes`; causes only the cases name enter
@@ -293,8 +297,28 @@ pub fn blend(hyps: &mut Vec<Hypothesis>, hits: &[Hit], mode: Mode, t: &Tuning) {
     if mode == Mode::Cases {
         hyps.retain(|h| votes.iter().any(|v| v.cause == h.cause));
     }
-    let mut scored: Vec<(f64, usize, Hypothesis)> = Vec::new();
-    for (i, mut h) in hyps.drain(..).enumerate() {
+    let mut scored = mixed(hyps.drain(..), &votes, mode, w, t);
+    // "No rule explains it" yields to any cause the cases name.
+    if scored.len() > 1 {
+        scored.retain(|(_, _, h)| h.cause != Cause::Unknown);
+    }
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    lift_top_vote(&mut scored, &votes, t);
+    lift_known_case(&mut scored, hits, &votes, t);
+    *hyps = normalised(scored);
+}
+
+/// The rules' hypotheses scored `(1 - w) · confidence + w · share` (with the cases behind
+/// their cause), then the causes only the cases name that enter, in vote order.
+fn mixed(
+    hyps: impl Iterator<Item = Hypothesis>,
+    votes: &[Vote],
+    mode: Mode,
+    w: f64,
+    t: &Tuning,
+) -> Vec<Scored> {
+    let mut scored: Vec<Scored> = Vec::new();
+    for (i, mut h) in hyps.enumerate() {
         let mut s = (1.0 - w) * h.confidence;
         if let Some(v) = votes.iter().find(|v| v.cause == h.cause) {
             s += w * v.share;
@@ -310,11 +334,12 @@ pub fn blend(hyps: &mut Vec<Hypothesis>, hits: &[Hit], mode: Mode, t: &Tuning) {
             scored.push((w * v.share, n + j, cases_hypothesis(v)));
         }
     }
-    // "No rule explains it" yields to any cause the cases name.
-    if scored.len() > 1 {
-        scored.retain(|(_, _, h)| h.cause != Cause::Unknown);
-    }
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored
+}
+
+/// Lifts the cause with the largest share of the votes to third place when it is below
+/// and its share reaches `t.third`.
+fn lift_top_vote(scored: &mut Vec<Scored>, votes: &[Vote], t: &Tuning) {
     if let Some(v) = votes.first().filter(|v| v.share >= t.third) {
         if let Some(i) = scored
             .iter()
@@ -326,8 +351,11 @@ pub fn blend(hyps: &mut Vec<Hypothesis>, hits: &[Hit], mode: Mode, t: &Tuning) {
             scored.insert(2, x);
         }
     }
-    // The same report seen before (a near-exact match) names its cause, however many
-    // looser matches vote otherwise.
+}
+
+/// The same report seen before (a near-exact match) names its cause, however many
+/// looser matches vote otherwise: it is lifted to third place (or entered there).
+fn lift_known_case(scored: &mut Vec<Scored>, hits: &[Hit], votes: &[Vote], t: &Tuning) {
     if let Some(v) = hits
         .first()
         .filter(|h| h.score >= t.known)
@@ -346,8 +374,13 @@ pub fn blend(hyps: &mut Vec<Hypothesis>, hits: &[Hit], mode: Mode, t: &Tuning) {
             scored.insert(third, x);
         }
     }
+}
+
+/// The hypotheses in their ranked order, each confidence its share of the scores'
+/// total, rounded to hundredths.
+fn normalised(scored: Vec<Scored>) -> Vec<Hypothesis> {
     let total: f64 = scored.iter().map(|(s, _, _)| s).sum();
-    *hyps = scored
+    scored
         .into_iter()
         .map(|(s, _, mut h)| {
             h.confidence = if total > 0.0 {
@@ -357,7 +390,7 @@ pub fn blend(hyps: &mut Vec<Hypothesis>, hits: &[Hit], mode: Mode, t: &Tuning) {
             };
             h
         })
-        .collect();
+        .collect()
 }
 
 /// Fills `report.similar` and, when the report has a failure, blends the
