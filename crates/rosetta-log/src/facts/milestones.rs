@@ -3,19 +3,49 @@
 
 use super::*;
 
+/// The steps the log announces: its kept lines that match a milestone shape (outside
+/// tracebacks, not lines that name a failure), and the serving counters' first and last
+/// lines, in log order, one per line.
 pub(super) fn milestones(
     voc: &Vocabulary,
     records: &[Record],
     serving: &[ServingStats],
     tbs: &[Traceback],
 ) -> Vec<Milestone> {
-    let mut out: Vec<Milestone> = Vec::new();
-    // The frames and code lines of a traceback name the functions that were running, not a
-    // step the run announced (`self._dummy_run(...)` inside a profile run's traceback).
-    // Tracebacks by where they start; a line looks back over those that start shortly before.
-    let mut spans: Vec<&Traceback> = tbs.iter().collect();
-    spans.sort_by_key(|t| (t.source, t.start_line));
-    let in_traceback = |rec: &Record| {
+    let spans = TracebackSpans::new(tbs);
+    let margin = paste_margins(records);
+    let mut out: Vec<Milestone> = records
+        .iter()
+        .filter_map(|rec| {
+            let msg = rec.message();
+            let msg = msg
+                .get(margin.get(&rec.source).copied().unwrap_or(0)..)
+                .unwrap_or(msg);
+            line_milestone(voc, rec, msg, &spans)
+        })
+        .collect();
+    serving_milestones(serving, &mut out);
+    out.sort_by_key(|m| (m.source, m.line));
+    out.dedup_by_key(|m| (m.source, m.line));
+    out
+}
+
+/// Tracebacks by where they start. The frames and code lines of a traceback name the
+/// functions that were running, not a step the run announced (`self._dummy_run(...)`
+/// inside a profile run's traceback).
+struct TracebackSpans<'a>(Vec<&'a Traceback>);
+
+impl<'a> TracebackSpans<'a> {
+    fn new(tbs: &'a [Traceback]) -> Self {
+        let mut spans: Vec<&Traceback> = tbs.iter().collect();
+        spans.sort_by_key(|t| (t.source, t.start_line));
+        TracebackSpans(spans)
+    }
+
+    /// Whether the record is a frame or code line of a traceback (not its exception line);
+    /// a line looks back over the tracebacks that start shortly before it.
+    fn covers(&self, rec: &Record) -> bool {
+        let spans = &self.0;
         let i = spans.partition_point(|t| (t.source, t.start_line) < (rec.source, rec.line));
         spans[..i]
             .iter()
@@ -26,9 +56,12 @@ pub(super) fn milestones(
                     && t.exception.as_ref().is_none_or(|e| e.line != rec.line)
                     && (t.stream.is_empty() || t.stream == rec.prefix.stream_key())
             })
-    };
-    // A log pasted with every line indented (a Markdown indented code block, a quoted
-    // mail) carries that margin on each line: it is the paste's, not the line's.
+    }
+}
+
+/// Each source's margin: a log pasted with every line indented (a Markdown indented code
+/// block, a quoted mail) carries that margin on each line; it is the paste's, not the line's.
+fn paste_margins(records: &[Record]) -> HashMap<usize, usize> {
     let mut margin: HashMap<usize, usize> = HashMap::new();
     for rec in records {
         let msg = rec.message();
@@ -40,34 +73,42 @@ pub(super) fn milestones(
                 .or_insert(indent);
         }
     }
-    for rec in records {
-        let msg = rec.message();
-        let msg = msg
-            .get(margin.get(&rec.source).copied().unwrap_or(0)..)
-            .unwrap_or(msg);
-        // A line that names a failure is not a milestone, whatever words it holds.
-        if rec.errorish
-            && rec.prefix.level.is_none_or(|l| l >= Level::Warning)
-            && names_failure(voc, msg)
-        {
-            continue;
-        }
-        if msg.starts_with(' ') || msg.len() > 4000 {
-            continue;
-        }
-        if let Some(shape) = voc.milestone(msg).filter(|_| !in_traceback(rec)) {
-            out.push(Milestone {
-                phase: shape.phase,
-                done: shape.done,
-                ready: shape.ready,
-                label: shape.label,
-                source: rec.source,
-                line: rec.line,
-                time: rec.prefix.time_text.clone(),
-                rank: rec.prefix.effective_rank(),
-            });
-        }
+    margin
+}
+
+/// The milestone a kept line marks (`msg` is its message without the paste's margin), if any.
+fn line_milestone(
+    voc: &Vocabulary,
+    rec: &Record,
+    msg: &str,
+    spans: &TracebackSpans,
+) -> Option<Milestone> {
+    // A line that names a failure is not a milestone, whatever words it holds.
+    if rec.errorish
+        && rec.prefix.level.is_none_or(|l| l >= Level::Warning)
+        && names_failure(voc, msg)
+    {
+        return None;
     }
+    if msg.starts_with(' ') || msg.len() > 4000 {
+        return None;
+    }
+    let shape = voc.milestone(msg).filter(|_| !spans.covers(rec))?;
+    Some(Milestone {
+        phase: shape.phase,
+        done: shape.done,
+        ready: shape.ready,
+        label: shape.label,
+        source: rec.source,
+        line: rec.line,
+        time: rec.prefix.time_text.clone(),
+        rank: rec.prefix.effective_rank(),
+    })
+}
+
+/// The serving counters' milestones: the first and last line of each kind of serving line
+/// (prefill batches, decode batches, throughput reports) of each source.
+fn serving_milestones(serving: &[ServingStats], out: &mut Vec<Milestone>) {
     for (source, s) in serving.iter().enumerate() {
         for (kind, phase, label) in [
             (s.prefill(), Phase::Prefill, "prefill"),
@@ -90,9 +131,6 @@ pub(super) fn milestones(
             }
         }
     }
-    out.sort_by_key(|m| (m.source, m.line));
-    out.dedup_by_key(|m| (m.source, m.line));
-    out
 }
 
 /// The first phase a pasted report names in words, in its kept lines or its first lines.
