@@ -549,6 +549,13 @@ impl Scanner {
         }
     }
 
+    /// Scans one piece of a log: finds each word hit, counts serving lines, keeps the hit
+    /// line with its continuation and context lines, and counts the newlines in between.
+    ///
+    /// Long because it is one pass with one cursor (the line number and how far newlines
+    /// are counted) that the hit, its continuation lines and the skipped bytes all move;
+    /// split, that cursor and the piece's maps would pass through every call on the hot
+    /// path of a gigabyte log.
     fn scan_piece(&self, source: usize, data: &[u8]) -> Piece {
         let mut p = Piece::default();
         let mut kept_per_template: HashMap<u64, u32, Packed> = HashMap::default();
@@ -653,6 +660,10 @@ impl Scanner {
     /// that, a search for an error word: on a repeat bound for the ring that search waits
     /// until the piece ends, when only the ring's lines are left. Returns whether the line
     /// is an error line, or `None` where that was left undecided.
+    ///
+    /// Long because its steps share the line's text, prefix and template, each made once
+    /// and only when the line is not a known repeat: the fast path for repeats comes first,
+    /// then counting, then keeping, in the order that spends least on a big log's repeats.
     #[allow(clippy::too_many_arguments)]
     fn keep(
         &self,
