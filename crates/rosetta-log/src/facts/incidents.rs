@@ -3,6 +3,7 @@
 //! lines no signal names.
 
 use super::*;
+use crate::vocab::Signal;
 
 /// The last error-looking lines that no signal named: an error level, an error banner
 /// (`error-line` shape), or an exception line. A word like `fail` inside a
@@ -667,7 +668,33 @@ pub(super) fn classify_lines(
     line: u64,
     key_line: u64,
 ) -> Incident {
-    let mut inc = Incident {
+    let mut inc = unclassed(source, line, key_line);
+    let mut picks = Picks::default();
+    for (ti, t) in texts.iter().enumerate() {
+        picks.read(sig, &mut inc, ti, t);
+    }
+    let chosen = picks.chosen(sig);
+    // A signal that lost the class to another says nothing of the phase: the NCCL watchdog
+    // reporting an illegal address (`ProcessGroupNCCL ... CUDA error`) names a communicator,
+    // not the step that faulted. Hint-only rows always speak.
+    inc.phase_hint = picks.phase_hint(chosen.map(|((_, s, _), _)| sig.signals[s].class));
+    if let Some(((strength, s, ti), role)) = chosen {
+        inc.class = sig.signals[s].class;
+        inc.strength = strength;
+        inc.role = role;
+        inc.message = quote(&texts[ti]);
+        inc.key_line = match text_lines.get(ti) {
+            Some(&at) if text_lines.len() == texts.len() => at,
+            _ if texts.len() > 1 && key_line == line => key_line + ti as u64,
+            _ => key_line,
+        };
+    }
+    inc
+}
+
+/// An incident at `line` that no signal has classed yet: a cascade python error of strength 0.
+fn unclassed(source: usize, line: u64, key_line: u64) -> Incident {
+    Incident {
         source,
         line,
         end_line: line,
@@ -685,17 +712,31 @@ pub(super) fn classify_lines(
         exception: None,
         frames: Vec::new(),
         cause_of: None,
-    };
-    let mut best_root: Option<(u8, usize, usize)> = None; // strength, signal, text index
-    let mut best_cascade: Option<(u8, usize, usize)> = None;
-    // A weak signal (a fallback notice, how a process ended) names the block only when no
-    // root signal does: any other error of the block is the failure.
-    let mut best_weak: Option<(u8, usize, usize)> = None;
-    // The first strong synchronous root, for an asynchronous fault reported after it.
-    let mut first_sync_root: Option<(u8, usize, usize)> = None;
-    // Phases the signals imply: (strength, phase, the class the signal names, hint only).
-    let mut phases: Vec<(u8, Phase, FailureClass, bool)> = Vec::new();
-    for (ti, t) in texts.iter().enumerate() {
+    }
+}
+
+/// A signal that may class a block: its strength, its index among the vocabulary's signals,
+/// and the index of the text it matched.
+type Pick = (u8, usize, usize);
+
+/// What `classify_lines` gathers from a block's texts: the strongest signal of each role and
+/// the phases the signals imply.
+#[derive(Default)]
+struct Picks {
+    root: Option<Pick>,
+    cascade: Option<Pick>,
+    /// A weak signal (a fallback notice, how a process ended) names the block only when no
+    /// root signal does: any other error of the block is the failure.
+    weak: Option<Pick>,
+    /// The first strong synchronous root, for an asynchronous fault reported after it.
+    first_sync_root: Option<Pick>,
+    /// Phases the signals imply: (strength, phase, the class the signal names, hint only).
+    phases: Vec<(u8, Phase, FailureClass, bool)>,
+}
+
+impl Picks {
+    /// Reads text `ti`: its signals go into the incident's list and into the best picks.
+    fn read(&mut self, sig: &Vocabulary, inc: &mut Incident, ti: usize, t: &str) {
         if t.contains("asynchronously reported") {
             inc.asynchronous = true;
         }
@@ -717,70 +758,70 @@ pub(super) fn classify_lines(
             }
             inc.asynchronous |= sg.asynchronous;
             if let Some(p) = sg.phase {
-                phases.push((sg.strength, p, sg.class, sg.strength < 5));
+                self.phases
+                    .push((sg.strength, p, sg.class, sg.strength < 5));
             }
             // Strength-1 rows only hint at the phase; they never name the class.
-            if sg.strength < 5 {
-                continue;
-            }
-            let slot = match sg.role {
-                Role::Cascade => &mut best_cascade,
-                Role::Root if !line_weak => &mut best_root,
-                Role::Root | Role::Weak => &mut best_weak,
-            };
-            if slot.is_none_or(|(st, _, _)| sg.strength > st) {
-                *slot = Some((sg.strength, s, ti));
-            }
-            if sg.role == Role::Root
-                && !line_weak
-                && !sg.asynchronous
-                && sg.strength >= 85
-                && first_sync_root.is_none()
-            {
-                first_sync_root = Some((sg.strength, s, ti));
+            if sg.strength >= 5 {
+                self.offer(sg, (sg.strength, s, ti), line_weak);
             }
         }
     }
-    // An asynchronous fault (a launch failure, an illegal address) is reported at the
-    // next call after whatever went wrong: a strong error of another class printed
-    // before it in the same block (a kernel with no code for this GPU) is its root.
-    if let (Some(best), Some(first)) = (best_root, first_sync_root) {
-        let (b, f) = (&sig.signals[best.1], &sig.signals[first.1]);
-        if b.asynchronous && first.2 < best.2 && f.class != b.class {
-            best_root = Some(first);
-        }
-    }
-    let best_root = best_root.or(best_weak);
-    let chosen = match (best_root, best_cascade) {
-        (Some(r), _) if r.0 >= 5 => Some((r, sig.signals[r.1].role)),
-        (_, Some(c)) => Some((c, Role::Cascade)),
-        (Some(r), None) => Some((r, sig.signals[r.1].role)),
-        (None, None) => None,
-    };
-    // A signal that lost the class to another says nothing of the phase: the NCCL watchdog
-    // reporting an illegal address (`ProcessGroupNCCL ... CUDA error`) names a communicator,
-    // not the step that faulted. Hint-only rows always speak.
-    let class = chosen.map(|((_, s, _), _)| sig.signals[s].class);
-    inc.phase_hint = phases
-        .iter()
-        .filter(|(_, _, c, hint)| *hint || class.is_none_or(|k| k == *c))
-        .fold(None::<(u8, Phase)>, |best, &(st, p, _, _)| match best {
-            Some((b, _)) if b >= st => best,
-            _ => Some((st, p)),
-        })
-        .map(|(_, p)| p);
-    if let Some(((strength, s, ti), role)) = chosen {
-        inc.class = sig.signals[s].class;
-        inc.strength = strength;
-        inc.role = role;
-        inc.message = quote(&texts[ti]);
-        inc.key_line = match text_lines.get(ti) {
-            Some(&at) if text_lines.len() == texts.len() => at,
-            _ if texts.len() > 1 && key_line == line => key_line + ti as u64,
-            _ => key_line,
+
+    /// Keeps a class-naming signal if it is the strongest of its role so far (a root on a
+    /// weak line counts as weak), and the first strong synchronous root.
+    fn offer(&mut self, sg: &Signal, pick: Pick, line_weak: bool) {
+        let slot = match sg.role {
+            Role::Cascade => &mut self.cascade,
+            Role::Root if !line_weak => &mut self.root,
+            Role::Root | Role::Weak => &mut self.weak,
         };
+        if slot.is_none_or(|(st, _, _)| sg.strength > st) {
+            *slot = Some(pick);
+        }
+        if sg.role == Role::Root
+            && !line_weak
+            && !sg.asynchronous
+            && sg.strength >= 85
+            && self.first_sync_root.is_none()
+        {
+            self.first_sync_root = Some(pick);
+        }
     }
-    inc
+
+    /// The signal that classes the block, with the role it gives: the best root (or weak)
+    /// signal that can class, else the best cascade.
+    fn chosen(&self, sig: &Vocabulary) -> Option<(Pick, Role)> {
+        let mut best_root = self.root;
+        // An asynchronous fault (a launch failure, an illegal address) is reported at the
+        // next call after whatever went wrong: a strong error of another class printed
+        // before it in the same block (a kernel with no code for this GPU) is its root.
+        if let (Some(best), Some(first)) = (best_root, self.first_sync_root) {
+            let (b, f) = (&sig.signals[best.1], &sig.signals[first.1]);
+            if b.asynchronous && first.2 < best.2 && f.class != b.class {
+                best_root = Some(first);
+            }
+        }
+        match (best_root.or(self.weak), self.cascade) {
+            (Some(r), _) if r.0 >= 5 => Some((r, sig.signals[r.1].role)),
+            (_, Some(c)) => Some((c, Role::Cascade)),
+            (Some(r), None) => Some((r, sig.signals[r.1].role)),
+            (None, None) => None,
+        }
+    }
+
+    /// The phase of the strongest signal that names `class` (the chosen one's) or only
+    /// hints; the first of equal strength wins.
+    fn phase_hint(&self, class: Option<FailureClass>) -> Option<Phase> {
+        self.phases
+            .iter()
+            .filter(|(_, _, c, hint)| *hint || class.is_none_or(|k| k == *c))
+            .fold(None::<(u8, Phase)>, |best, &(st, p, _, _)| match best {
+                Some((b, _)) if b >= st => best,
+                _ => Some((st, p)),
+            })
+            .map(|(_, p)| p)
+    }
 }
 
 /// What a `raise` statement raises, as an exception line: `raise RuntimeError(f"weight
