@@ -313,115 +313,175 @@ fn line_incidents(
     times: &Times,
     out: &mut Vec<Incident>,
 ) {
-    let sig = voc;
     let mut i = 0;
     while i < records.len() {
         let r = &records[i];
-        // A group starts at a line that names a failure (a signal or an exception line),
-        // not at any line that merely holds an error word (a file named assert.py).
-        // An error the program says it ignores ("Ignore import error when loading ...",
-        // "Exception ignored in ...") is not a failure.
-        // A strong signal (an illegal address, an OOM) is a failure whatever level the
-        // logger printed it at; weaker ones count from WARNING up. A line at error level
-        // (or opening with an error banner) that no signal names is a generic failure,
-        // used when nothing more specific failed.
-        let candidate = r.errorish
-            && !voc.shape(ShapeId::IgnoredImport).is_match(r.message())
-            && !in_tb(r.source, r.line);
-        let strengths: Vec<u8> = if candidate {
-            sig.signal_matches_read(r.message())
-                .into_iter()
-                .map(|s| sig.signals[s].strength)
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let above_info = r.prefix.level.is_none_or(|l| l > Level::Info);
-        let named = strengths.iter().any(|&st| st >= 80)
-            || (above_info
-                && (strengths.iter().any(|&st| st >= 5)
-                    || traceback::parse_exception_line(r.message().trim()).is_some()
-                    || traceback::find_exception_in_prose(r.message()).is_some()));
-        let generic = candidate && !named && is_error_line(voc, r);
-        let starts = candidate && (named || generic);
-        if !starts {
+        let Some(opening) = opens_block(voc, r, in_tb) else {
             i += 1;
             continue;
-        }
+        };
         let (j, last_line) = block_end(voc, records, i, in_tb);
         let (texts, text_lines) = block_texts(&records[i..j]);
-        let mut inc = classify_lines(sig, &texts, &text_lines, r.source, r.line, r.line);
-        // A warning line needs a strong signal to count as a root failure; a weaker one
-        // (a failed import logged as a warning) is kept as a weak failure, used when
-        // nothing else failed.
-        // NCCL prints its real failures as `NCCL WARN` too (`Cuda failure`, `Connect
-        // to ... failed`); only its known-harmless notices count as warnings.
-        let nccl_warn = r.text.contains(" NCCL WARN ");
-        let is_warning = (r.prefix.level == Some(Level::Warning)
-            && (!nccl_warn || voc.shape(ShapeId::BenignNcclWarn).is_match(r.message())))
-            || voc.shape(ShapeId::PythonWarning).is_match(r.message());
-        let weak_warning = is_warning && inc.strength < 85;
-        let kept_as_weak = weak_warning
-            && inc.class == FailureClass::ImportError
-            && !voc.shape(ShapeId::IgnoredImport).is_match(&inc.message);
-        if kept_as_weak && inc.role == Role::Root {
-            inc.role = Role::Weak;
-        }
-        if inc.strength >= 5 && (!weak_warning || kept_as_weak) {
-            inc.end_line = last_line;
-            inc.rank = records[i..j].iter().find_map(|x| x.prefix.effective_rank());
-            if let Some(line) = records[i..j]
-                .iter()
-                .find(|x| traceback::parse_exception_line(x.message().trim()).is_some())
-            {
-                if inc.message.is_empty() {
-                    inc.message = line.message().trim().to_string();
-                }
-            }
-            let own = records[i..j]
-                .iter()
-                .find_map(|x| Some((x.prefix.time?, x.prefix.time_text.clone()?)));
-            if let Some((t, tt)) = own.or_else(|| times.at(r.source, r.line)) {
-                inc.time = Some(t);
-                inc.time_text = Some(tt);
-            }
+        let mut inc = classify_lines(voc, &texts, &text_lines, r.source, r.line, r.line);
+        let is_warning = is_warning(voc, r);
+        if signal_counts(voc, &mut inc, is_warning) {
+            out.push(signalled(inc, &records[i..j], last_line, times));
+        } else if let Some(inc) = bare_exception(voc, &texts, r, last_line, is_warning) {
             out.push(inc);
-        } else if let Some((t, m)) = texts.iter().find_map(|x| {
-            traceback::parse_exception_line(x.trim())
-                .or_else(|| traceback::find_exception_in_prose(x))
-        }) {
-            // An exception line on its own, with no signal: a python error.
-            let mut inc = classify(sig, &texts, r.source, r.line, r.line);
-            inc.class = FailureClass::PythonError;
-            inc.strength = 10;
-            inc.role = if is_warning { Role::Weak } else { Role::Root };
-            inc.message = format!("{t}: {m}");
-            inc.end_line = last_line;
-            inc.rank = r.prefix.effective_rank();
-            out.push(inc);
-        } else if generic && !is_warning {
-            // An error line no signal names: a failure of last resort, so that a log
-            // holding one never reads as clean.
-            let mut inc = classify(sig, &texts, r.source, r.line, r.line);
-            inc.class = FailureClass::PythonError;
-            inc.strength = GENERIC_STRENGTH;
-            inc.role = Role::Root;
-            inc.signals.push("error-line");
-            if compiler_style(r.message()) && after_build_step(voc, records, i) {
-                inc.class = FailureClass::BuildError;
-                inc.signals.push("build-diagnostic");
-            }
-            inc.message = quote(r.message());
-            inc.end_line = last_line;
-            inc.rank = r.prefix.effective_rank();
-            if let Some((t, tt)) = times.at(r.source, r.line) {
-                inc.time = Some(t);
-                inc.time_text = Some(tt);
-            }
-            out.push(inc);
+        } else if opening == Opening::Generic && !is_warning {
+            out.push(generic_error(voc, records, i, &texts, last_line, times));
         }
         i = j;
     }
+}
+
+/// Why a line opens a block of error lines.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Opening {
+    /// A signal or an exception line names a failure.
+    Named,
+    /// An error line (error level, an error banner) that nothing names.
+    Generic,
+}
+
+/// Whether the line opens a block of error lines, and why.
+fn opens_block(
+    voc: &Vocabulary,
+    r: &Record,
+    in_tb: &dyn Fn(usize, u64) -> bool,
+) -> Option<Opening> {
+    // A group starts at a line that names a failure (a signal or an exception line),
+    // not at any line that merely holds an error word (a file named assert.py).
+    // An error the program says it ignores ("Ignore import error when loading ...",
+    // "Exception ignored in ...") is not a failure.
+    // A strong signal (an illegal address, an OOM) is a failure whatever level the
+    // logger printed it at; weaker ones count from WARNING up. A line at error level
+    // (or opening with an error banner) that no signal names is a generic failure,
+    // used when nothing more specific failed.
+    let candidate = r.errorish
+        && !voc.shape(ShapeId::IgnoredImport).is_match(r.message())
+        && !in_tb(r.source, r.line);
+    if !candidate {
+        return None;
+    }
+    let strongest = voc
+        .signal_matches_read(r.message())
+        .into_iter()
+        .map(|s| voc.signals[s].strength)
+        .max();
+    let above_info = r.prefix.level.is_none_or(|l| l > Level::Info);
+    let named = strongest.is_some_and(|st| st >= 80)
+        || (above_info
+            && (strongest.is_some_and(|st| st >= 5)
+                || traceback::parse_exception_line(r.message().trim()).is_some()
+                || traceback::find_exception_in_prose(r.message()).is_some()));
+    if named {
+        Some(Opening::Named)
+    } else {
+        is_error_line(voc, r).then_some(Opening::Generic)
+    }
+}
+
+/// A warning line: at WARNING level (NCCL's `NCCL WARN` only for its known-harmless notices)
+/// or a Python warning.
+fn is_warning(voc: &Vocabulary, r: &Record) -> bool {
+    // NCCL prints its real failures as `NCCL WARN` too (`Cuda failure`, `Connect
+    // to ... failed`); only its known-harmless notices count as warnings.
+    let nccl_warn = r.text.contains(" NCCL WARN ");
+    (r.prefix.level == Some(Level::Warning)
+        && (!nccl_warn || voc.shape(ShapeId::BenignNcclWarn).is_match(r.message())))
+        || voc.shape(ShapeId::PythonWarning).is_match(r.message())
+}
+
+/// Whether the block's signal makes it an incident of its own: a warning needs a strong one,
+/// except a failed import, which is kept as a weak failure (its role demoted here).
+fn signal_counts(voc: &Vocabulary, inc: &mut Incident, is_warning: bool) -> bool {
+    // A warning line needs a strong signal to count as a root failure; a weaker one
+    // (a failed import logged as a warning) is kept as a weak failure, used when
+    // nothing else failed.
+    let weak_warning = is_warning && inc.strength < 85;
+    let kept_as_weak = weak_warning
+        && inc.class == FailureClass::ImportError
+        && !voc.shape(ShapeId::IgnoredImport).is_match(&inc.message);
+    if kept_as_weak && inc.role == Role::Root {
+        inc.role = Role::Weak;
+    }
+    inc.strength >= 5 && (!weak_warning || kept_as_weak)
+}
+
+/// The incident a signal classed, completed from its block: end, rank, the exception line
+/// for a message, and the block's own time (else the last one before it).
+fn signalled(mut inc: Incident, block: &[Record], last_line: u64, times: &Times) -> Incident {
+    let r = &block[0];
+    inc.end_line = last_line;
+    inc.rank = block.iter().find_map(|x| x.prefix.effective_rank());
+    if let Some(line) = block
+        .iter()
+        .find(|x| traceback::parse_exception_line(x.message().trim()).is_some())
+    {
+        if inc.message.is_empty() {
+            inc.message = line.message().trim().to_string();
+        }
+    }
+    let own = block
+        .iter()
+        .find_map(|x| Some((x.prefix.time?, x.prefix.time_text.clone()?)));
+    if let Some((t, tt)) = own.or_else(|| times.at(r.source, r.line)) {
+        inc.time = Some(t);
+        inc.time_text = Some(tt);
+    }
+    inc
+}
+
+/// An exception line on its own, with no signal: a python error (weak on a warning line).
+fn bare_exception(
+    voc: &Vocabulary,
+    texts: &[String],
+    r: &Record,
+    last_line: u64,
+    is_warning: bool,
+) -> Option<Incident> {
+    let (t, m) = texts.iter().find_map(|x| {
+        traceback::parse_exception_line(x.trim()).or_else(|| traceback::find_exception_in_prose(x))
+    })?;
+    let mut inc = classify(voc, texts, r.source, r.line, r.line);
+    inc.class = FailureClass::PythonError;
+    inc.strength = 10;
+    inc.role = if is_warning { Role::Weak } else { Role::Root };
+    inc.message = format!("{t}: {m}");
+    inc.end_line = last_line;
+    inc.rank = r.prefix.effective_rank();
+    Some(inc)
+}
+
+/// An error line no signal names, opening the block at `records[i]`: a failure of last
+/// resort, so that a log holding one never reads as clean (a build error after a build).
+fn generic_error(
+    voc: &Vocabulary,
+    records: &[Record],
+    i: usize,
+    texts: &[String],
+    last_line: u64,
+    times: &Times,
+) -> Incident {
+    let r = &records[i];
+    let mut inc = classify(voc, texts, r.source, r.line, r.line);
+    inc.class = FailureClass::PythonError;
+    inc.strength = GENERIC_STRENGTH;
+    inc.role = Role::Root;
+    inc.signals.push("error-line");
+    if compiler_style(r.message()) && after_build_step(voc, records, i) {
+        inc.class = FailureClass::BuildError;
+        inc.signals.push("build-diagnostic");
+    }
+    inc.message = quote(r.message());
+    inc.end_line = last_line;
+    inc.rank = r.prefix.effective_rank();
+    if let Some((t, tt)) = times.at(r.source, r.line) {
+        inc.time = Some(t);
+        inc.time_text = Some(tt);
+    }
+    inc
 }
 
 /// Where the block of error lines opened at `records[i]` ends (exclusive), and its last line.
