@@ -118,6 +118,8 @@ fn check_quiet(kb: &KnowledgeBase, rule: &Rule, log: &Path) -> Result<(), Failed
     Ok(())
 }
 
+/// Long because it is the list of the rule files' checks, one short block per check over
+/// the same parsed files; each block is its own rule of the lint.
 fn lint(files: &[PathBuf]) -> Result<(), Failed> {
     let mut problems = Vec::new();
     let mut ids = std::collections::HashSet::new();

@@ -77,6 +77,9 @@ pub fn start(project: &str, files: Vec<File>, mode: PageMode, ranges: bool) -> I
     Index { base, counters }
 }
 
+/// Long because it is the whole of one connection of the fake index: the request line, the
+/// headers, the page in each format and the file with or without a range, in a real
+/// server's order.
 fn serve(
     mut stream: TcpStream,
     project: &str,

@@ -319,6 +319,8 @@ fn every_format_renders_and_the_exit_code_holds() {
     }
 }
 
+/// Long because it is one table of bad inputs (each a file and the words its one-line
+/// error must hold) and the loop that checks them.
 #[test]
 fn bad_input_is_exit_2_with_one_line() {
     let d = tempfile::tempdir().unwrap();

@@ -94,6 +94,8 @@ fn wait_file(path: &Path, limit: Duration) -> String {
     panic!("{} never appeared", path.display());
 }
 
+/// Long because it is one story told in order: runs of the fake server, each reading the
+/// journal the runs before it wrote; split into pieces, the order the test is about would hide.
 #[test]
 fn fake_server_decode_assert_then_cuda_graph_ruled_out() {
     let lab = Lab::new();

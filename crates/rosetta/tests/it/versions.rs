@@ -193,6 +193,8 @@ fn model_types_regenerate_the_table_format() {
     );
 }
 
+/// Long because it walks every exit code of `versions` in turn against one index, each
+/// case a few lines; the table of codes reads best in one place.
 #[test]
 fn exit_codes() {
     let home = tempfile::tempdir().unwrap();
