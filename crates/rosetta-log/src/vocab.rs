@@ -113,10 +113,12 @@ pub enum ShapeId {
     CollectiveCall,
     /// A library opened by name at its first use (cuDNN's sub-libraries), not at import.
     LoadedOnUse,
+    /// Wrong numbers of a forward pass over given tokens (NaN tensors or scores, a perplexity).
+    ForwardValues,
 }
 
 impl ShapeId {
-    const ALL: [ShapeId; 20] = [
+    const ALL: [ShapeId; 21] = [
         ShapeId::BenignNcclWarn,
         ShapeId::IgnoredImport,
         ShapeId::PythonWarning,
@@ -137,6 +139,7 @@ impl ShapeId {
         ShapeId::ForwardTensors,
         ShapeId::CollectiveCall,
         ShapeId::LoadedOnUse,
+        ShapeId::ForwardValues,
     ];
 }
 

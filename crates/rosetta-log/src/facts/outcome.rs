@@ -304,6 +304,21 @@ fn transcript_with_markers<'a>(
     None
 }
 
+/// When wrong output went wrong: generated text goes wrong while tokens are generated
+/// (`decode`); the numbers of a forward pass over given tokens (a tensor or a pipeline's
+/// scores full of NaN, a perplexity, the `forward-values` shape) went wrong in the prompt's
+/// pass (`prefill`, as `docs/labels.md` counts an encoder's output or the prompt's logits).
+fn wrong_output_phase(voc: &Vocabulary, message: &str) -> (Phase, &'static str) {
+    if voc.shape(ShapeId::ForwardValues).is_match(message) {
+        (
+            Phase::Prefill,
+            "the wrong values are a forward pass's numbers over given tokens, not generated text",
+        )
+    } else {
+        (Phase::Decode, "output problems show while generating")
+    }
+}
+
 pub(super) fn wrong_output_lines(voc: &Vocabulary, f: &LogFacts) -> Option<Failure> {
     let re = voc.shape(ShapeId::WrongOutput);
     // A run of Latin-1 letters is byte-level BPE leaking into text only with its
@@ -351,10 +366,11 @@ pub(super) fn wrong_output_lines(voc: &Vocabulary, f: &LogFacts) -> Option<Failu
             "wrong-output",
         ));
     };
+    let (phase, reason) = wrong_output_phase(voc, rec.message());
     let mut fl = Failure::without_incident(
         FailureClass::WrongOutput,
-        Phase::Decode,
-        "output problems show while generating",
+        phase,
+        reason,
         rec.source,
         rec.line,
         quote(rec.message()),
@@ -389,6 +405,30 @@ mod tests {
             v,
             "Output: 'hello мир 世界 again hello мир 世界 again and more words'"
         ));
+    }
+
+    #[test]
+    fn wrong_numbers_of_a_forward_pass_are_prefill_and_wrong_text_is_decode() {
+        let v = voc();
+        let ppl = "Final estimate: PPL = 1565.9828 +/- 87.11104";
+        assert_eq!(wrong_output_phase(v, ppl).0, Phase::Prefill);
+        let score = ">>> [{'score': nan, 'token': 3, 'token_str': '<unk>'}]";
+        assert_eq!(wrong_output_phase(v, score).0, Phase::Prefill);
+        let garbage = "generated text: 'tok4!!!!!!!!!!!!!!!!!!!!!!!'";
+        assert_eq!(wrong_output_phase(v, garbage).0, Phase::Decode);
+        let nan = "out = model(input_ids=inputs)\nprint(out[0])\n\
+                   tensor([[[nan, nan, nan, nan, nan, nan, nan, nan, nan, nan],\n";
+        let fl = crate::facts::facts_of(nan).failure.expect("a failure");
+        assert_eq!(
+            (fl.class, fl.phase),
+            (FailureClass::WrongOutput, Phase::Prefill)
+        );
+        let text = "Prompt: Hello\nThe output is garbage: '!!!!!!!!!!!!!!!!!!!!!!!!'\n";
+        let fl = crate::facts::facts_of(text).failure.expect("a failure");
+        assert_eq!(
+            (fl.class, fl.phase),
+            (FailureClass::WrongOutput, Phase::Decode)
+        );
     }
 
     #[test]
