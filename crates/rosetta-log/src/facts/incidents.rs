@@ -198,7 +198,12 @@ fn refine_exception_class(voc: &Vocabulary, inc: &mut Incident, tb: &Traceback, 
         });
     // Raised while a package builds (pip's build env, setup.py): a failed build,
     // whatever the exception type.
-    let in_build = raised_in_build(voc, &tb.frames);
+    // So is one raised inside code that runs a compiler build (a JIT's ninja, Triton's
+    // `compile` turning a kernel into IR): the build failed.
+    let in_build = raised_in_build(voc, &tb.frames)
+        || voc
+            .shape(ShapeId::BuildFrames)
+            .is_match(&frames_text(tb.frames.iter()));
     if in_build {
         promote(inc, FailureClass::BuildError, 74, "build-frames");
     }
@@ -931,6 +936,22 @@ mod tests {
         // Cut in code that builds nothing, it stays a python error.
         let other = log.replace("_run_ninja_build", "_check_cuda_version");
         let f = crate::facts::facts_of(&other).failure.expect("a failure");
+        assert_eq!(f.class, FailureClass::PythonError, "{}", f.message);
+    }
+
+    #[test]
+    fn an_exception_raised_while_triton_compiles_a_kernel_is_a_build_error() {
+        // Triton's front end refusing the kernel it turns into IR: a compile that failed,
+        // whatever the exception type.
+        let log = "Traceback (most recent call last):\n  File \"/app/vllm/attention/ops/unified_attention.py\", line 88, in unified_attention\n    kernel_unified_attention_2d[(\n  File \"/usr/lib/python3/dist-packages/triton/compiler/compiler.py\", line 278, in compile\n    module = src.make_ir(options, codegen_fns, module_map, context)\n  File \"/usr/lib/python3/dist-packages/triton/language/semantic.py\", line 623, in arange\n    raise ValueError(\"arange's range must be a power of 2\")\nValueError: arange's range must be a power of 2\n";
+        let f = crate::facts::facts_of(log).failure.expect("a failure");
+        assert_eq!(f.class, FailureClass::BuildError, "{}", f.message);
+        // The same error raised by the kernel's caller, before any compile, is a python error.
+        let caller = log.replace(
+            "compiler/compiler.py\", line 278, in compile",
+            "runtime/jit.py\", line 569, in run",
+        );
+        let f = crate::facts::facts_of(&caller).failure.expect("a failure");
         assert_eq!(f.class, FailureClass::PythonError, "{}", f.message);
     }
 
