@@ -570,12 +570,18 @@ mod tests {
         let fl = facts_of(log).failure.expect("a failure");
         assert_eq!(fl.class, FailureClass::CudaRuntimeError);
         assert_eq!(fl.line, 11);
-        // Raised while handling the first, the second error is not its wrap: the first stays.
+        // Raised while handling the first without `from`, the second is still its wrap when
+        // it repeats what the first said (a handler explaining it) ...
         let handled = log.replace(
             "The above exception was the direct cause of the following exception:",
             "During handling of the above exception, another exception occurred:",
         );
         let fl = facts_of(&handled).failure.expect("a failure");
+        assert_eq!((fl.class, fl.line), (FailureClass::CudaRuntimeError, 11));
+        // ... and not when it says something else (the handler failed on its own): the
+        // first stays.
+        let own = handled.replace("with error: tuple index out of range", "with error: 3");
+        let fl = facts_of(&own).failure.expect("a failure");
         assert_eq!((fl.class, fl.line), (FailureClass::PythonError, 4));
     }
 

@@ -49,10 +49,12 @@ pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback])
         let mut inc = traceback_incident(voc, tb, tbs);
         // A deliberate wrap (`raise DeferredCudaCallError(...) from e`) that names what the
         // program was doing (CUDA's lazy initialisation) around a bare Python error (an
-        // index out of range) is the failure; the inner error is its detail.
+        // index out of range) is the failure; the inner error is its detail. So is an error
+        // raised while handling one that quotes what the first said (`KeyError: 'gfx1101'`,
+        // then `KeyError: "Unknown GPU architecture: gfx1101. ..."`): a handler explaining it.
         if let Some(inner) = tb
             .chained_from
-            .filter(|_| tb.direct_cause)
+            .filter(|&i| tb.direct_cause || explains(tbs.get(i), tb))
             .and_then(|i| out.get_mut(i))
         {
             let generic_inner =
@@ -72,6 +74,19 @@ pub(super) fn incidents(voc: &Vocabulary, records: &[Record], tbs: &[Traceback])
     out.sort_by_key(|x| (x.source, x.line));
     absorb_native_backtraces(&mut out);
     out
+}
+
+/// Whether `outer`, raised while handling `inner`, repeats what `inner` said (its message,
+/// unquoted, at least three characters): the handler re-raising it with an explanation.
+fn explains(inner: Option<&Traceback>, outer: &Traceback) -> bool {
+    fn said(t: &Traceback) -> Option<&str> {
+        t.exception.as_ref().map(|e| e.message.as_str())
+    }
+    let (Some(inner), Some(outer)) = (inner.and_then(said), said(outer)) else {
+        return false;
+    };
+    let inner = inner.trim().trim_matches(['\'', '"']);
+    inner.chars().count() >= 3 && outer.contains(inner) && outer.len() > inner.len() + 8
 }
 
 /// The last timestamp seen in each record's source, at or before it: the time of an
@@ -937,6 +952,26 @@ mod tests {
         let other = log.replace("_run_ninja_build", "_check_cuda_version");
         let f = crate::facts::facts_of(&other).failure.expect("a failure");
         assert_eq!(f.class, FailureClass::PythonError, "{}", f.message);
+    }
+
+    #[test]
+    fn a_handler_re_raising_with_an_explanation_names_the_failure() {
+        // `except KeyError: raise KeyError(f"Unknown GPU architecture: {arch}. ...")`: the
+        // second error says what the first meant.
+        let log = "Traceback (most recent call last):\n  File \"/x/chip_info.py\", line 60, in get_gfx\n    return GFX_MAP[gfx]\nKeyError: 'gfx1101'\nDuring handling of the above exception, another exception occurred:\nTraceback (most recent call last):\n  File \"/x/chip_info.py\", line 65, in get_gfx\n    raise KeyError(\nKeyError: \"Unknown GPU architecture: gfx1101. Supported architectures: ['gfx90a', 'gfx942']\"\n";
+        let f = crate::facts::facts_of(log).failure.expect("a failure");
+        assert_eq!(f.class, FailureClass::NoKernelForArch, "{}", f.message);
+        assert_eq!(f.line, 9);
+        // A handler failing on its own (its error does not repeat the first) leaves the
+        // first error the failure.
+        let other = log.replace("gfx1101. Supported", "gfx1100. Supported");
+        let f = crate::facts::facts_of(&other).failure.expect("a failure");
+        assert_eq!(
+            (f.class, f.line),
+            (FailureClass::PythonError, 4),
+            "{}",
+            f.message
+        );
     }
 
     #[test]
