@@ -609,22 +609,27 @@ fn by_quote_on_top(_voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(P
     None
 }
 
-/// Serving-loop frames: the server was serving (weaker than a milestone).
-fn by_serving_frames(voc: &Vocabulary, _f: &LogFacts, inc: &Incident) -> Option<(Phase, String)> {
+/// Serving-loop frames: the server was serving (weaker than a milestone), but not which step.
+fn by_serving_frames(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Phase, String)> {
     // Serving-loop frames (`execute_model`, `event_loop_overlap`) say the server was
-    // serving, which is weaker than a milestone (the warm-up request runs there too).
-    for fr in inc.frames.iter().rev() {
-        if voc.serving_function(&fr.function) {
-            return Some((
-                Phase::Decode,
-                format!(
-                    "the traceback passes through the serving loop ({})",
-                    fr.function
-                ),
-            ));
-        }
+    // serving, which is weaker than a milestone (the warm-up request runs there too). The
+    // loop runs a prompt's pass and every later token's alike: by itself it names neither,
+    // and the report's words decide when they say (a guess is worse than `unknown`).
+    let fr = inc
+        .frames
+        .iter()
+        .rev()
+        .find(|fr| voc.serving_function(&fr.function))?;
+    if let Some(said) = by_report_prose(voc, f, inc) {
+        return Some(said);
     }
-    None
+    Some((
+        Phase::Unknown,
+        format!(
+            "the traceback passes through the serving loop ({}), which runs prompts and later tokens alike",
+            fr.function
+        ),
+    ))
 }
 
 /// The report says in words when it broke.
@@ -979,5 +984,14 @@ mod tests {
     fn the_phase_after_a_finished_step_is_its_successor() {
         assert_eq!(successor(Phase::WeightLoad), Phase::MemoryPlan);
         assert_eq!(successor(Phase::Warmup), Phase::Prefill);
+    }
+
+    #[test]
+    fn a_serving_loop_alone_does_not_name_prefill_or_decode() {
+        let tb = "Traceback (most recent call last):\n  File \"/v/vllm/worker/model_runner.py\", line 1, in execute_model\n    out = self.model(x)\n  File \"/v/vllm/model_executor/layers/linear.py\", line 2, in apply\n    y = x @ w\nRuntimeError: mat1 and mat2 must have the same dtype\n";
+        assert_eq!(phase(tb), Phase::Unknown);
+        // A frame inside the loop that names its step decides.
+        let decode = tb.replace("in apply", "in update_running_batch");
+        assert_eq!(phase(&decode), Phase::Decode);
     }
 }
