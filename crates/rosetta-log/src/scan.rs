@@ -15,7 +15,7 @@ use crate::scan_words::{scan_words, ScanWords, WordSources, KIND_CONTEXT, KIND_E
 use crate::vocab::Vocabulary;
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::Read;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -44,6 +44,34 @@ fn read_error_words(e: &std::io::Error) -> String {
             .chars()
             .take(200)
             .collect()
+    }
+}
+
+/// What one `fill` read.
+struct Filled {
+    bytes: usize,
+    error: Option<String>,
+}
+
+/// Reads into `buf[from..]` until it is full or the input ends (`eof` set); a read error ends
+/// the input too, and is returned in words.
+fn fill(reader: &mut dyn Read, buf: &mut [u8], from: usize, eof: &mut bool) -> Filled {
+    let mut at = from;
+    let mut error = None;
+    while at < buf.len() && !*eof {
+        match reader.read(&mut buf[at..]) {
+            Ok(0) => *eof = true,
+            Ok(n) => at += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                error = Some(read_error_words(&e));
+                *eof = true;
+            }
+        }
+    }
+    Filled {
+        bytes: at - from,
+        error,
     }
 }
 
@@ -199,6 +227,11 @@ pub struct ScanOutput {
     /// pasted report says in words what it was doing; the scanner keeps no line for its
     /// prose alone.
     pub head: Vec<(u64, String)>,
+    /// Per template, its first examples kept so far, over all blocks and pieces.
+    kept: HashMap<u64, u32>,
+    /// Per template, its latest examples beyond the first ones, over all blocks and pieces;
+    /// they join `records` when the source ends.
+    latest: HashMap<u64, VecDeque<Record>>,
 }
 
 /// How many first lines of a source `ScanOutput::head` keeps.
@@ -380,20 +413,14 @@ impl Scanner {
         let mut long_head: Vec<u8> = Vec::new();
         let mut long_tail: Vec<u8> = Vec::new();
         let mut eof = false;
+        // The next block is read into `spare` while this one is scanned.
+        let mut spare: Vec<u8> = Vec::new();
         loop {
-            while filled < buf.len() && !eof {
-                match reader.read(&mut buf[filled..]) {
-                    Ok(0) => eof = true,
-                    Ok(n) => {
-                        filled += n;
-                        out.bytes += n as u64;
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => {
-                        out.read_error = Some(read_error_words(&e));
-                        eof = true;
-                    }
-                }
+            let read = fill(reader, &mut buf, filled, &mut eof);
+            filled += read.bytes;
+            out.bytes += read.bytes as u64;
+            if read.error.is_some() {
+                out.read_error = read.error;
             }
             if skipping_long {
                 let nl = memchr::memchr(b'\n', &buf[..filled]);
@@ -427,9 +454,24 @@ impl Scanner {
             }
             match split_point(&buf[..filled]) {
                 Some(end) => {
-                    self.scan_block(source, &buf[..end], &mut out);
-                    buf.copy_within(end..filled, 0);
-                    filled -= end;
+                    // The unfinished last line starts the next block, which is read while
+                    // this block's complete lines are scanned (reading is a copy the kernel
+                    // makes on this thread; scanning keeps the other cores busy).
+                    spare.resize(buf.len(), 0);
+                    let rest = filled - end;
+                    spare[..rest].copy_from_slice(&buf[end..filled]);
+                    let read = std::thread::scope(|s| {
+                        let block = &buf[..end];
+                        let out = &mut out;
+                        s.spawn(move || self.scan_block(source, block, out));
+                        fill(reader, &mut spare, rest, &mut eof)
+                    });
+                    std::mem::swap(&mut buf, &mut spare);
+                    filled = rest + read.bytes;
+                    out.bytes += read.bytes as u64;
+                    if read.error.is_some() {
+                        out.read_error = read.error;
+                    }
                 }
                 None => {
                     // One line longer than a block: keep its head and, once its end is
@@ -441,6 +483,12 @@ impl Scanner {
                     skipping_long = true;
                 }
             }
+        }
+        if !out.latest.is_empty() {
+            for (_, ring) in out.latest.drain() {
+                out.records.extend(ring);
+            }
+            out.records.sort_by_key(|r| r.line);
         }
         out
     }
@@ -454,10 +502,16 @@ impl Scanner {
         line.push(b'\n');
         let before = out.lines;
         self.scan_block(source, &line, out);
-        if let Some(last) = out.records.last_mut() {
-            if last.line == before + 1 {
-                last.truncated = true;
-            }
+        // The line's record is the last one kept, or the newest of its template's latest.
+        let newest = out.latest.values_mut().filter_map(|ring| ring.back_mut());
+        if let Some(r) = out
+            .records
+            .last_mut()
+            .into_iter()
+            .chain(newest)
+            .find(|r| r.line == before + 1)
+        {
+            r.truncated = true;
         }
     }
 
@@ -526,9 +580,31 @@ impl Scanner {
         };
         for piece in results {
             let offset = out.lines;
+            // Each piece keeps a template's first and latest examples of its own; over the
+            // whole source, only the first ones of all and the latest ones of all stay, as
+            // if it were one piece (so what is kept does not depend on the block size or the
+            // number of cores, and the facts are not built from thousands of repeats).
             for mut r in piece.records {
                 r.line += offset;
-                out.records.push(r);
+                let kept = out.kept.entry(r.template).or_insert(0);
+                if *kept < KEEP_PER_TEMPLATE {
+                    *kept += 1;
+                    out.records.push(r);
+                    continue;
+                }
+                let ring = out.latest.entry(r.template).or_default();
+                if ring.len() == KEEP_LAST_PER_TEMPLATE {
+                    if let Some(old) = ring.pop_front() {
+                        let size = old.text.len();
+                        let _ =
+                            self.retained
+                                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |u| {
+                                    Some(u.saturating_sub(size))
+                                });
+                        out.dropped += 1;
+                    }
+                }
+                ring.push_back(r);
             }
             out.serving.merge(&piece.serving, offset);
             for (k, mut t) in piece.templates {
@@ -1458,6 +1534,34 @@ mod tests {
         assert_eq!(
             last.template,
             template_key(&last.text[last.prefix.msg_start..])
+        );
+    }
+
+    #[test]
+    fn repeats_over_blocks_and_threads_keep_the_first_and_latest_of_all() {
+        // Over 8 MiB: two blocks, each split between threads where there are several. What is
+        // kept is what one piece would keep: the first examples of all, the latest of all.
+        let n = 130_000u64;
+        let text: String = (0..n)
+            .map(|i| {
+                format!(
+                    "INFO:     10.0.{}.{}:{} - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n",
+                    i % 7,
+                    i % 256,
+                    1000 + i % 60_000
+                )
+            })
+            .collect();
+        assert!(text.len() > BLOCK);
+        let out = scan(&text);
+        assert_eq!(out.lines, n);
+        assert_eq!(template_holding(&out, "POST /v1").count, n);
+        let kept: Vec<u64> = out.records.iter().map(|r| r.line).collect();
+        let want: Vec<u64> = (1..=48).chain(n - 47..=n).collect();
+        assert_eq!(kept, want);
+        assert_eq!(
+            out.records.last().map(|r| r.text.as_str()),
+            text.lines().last()
         );
     }
 
