@@ -851,13 +851,19 @@ impl Scanner {
             return;
         }
         let ring = p.latest.entry(template).or_default();
-        if ring.len() == KEEP_LAST_PER_TEMPLATE {
-            if let Some(old) = ring.pop_front() {
-                self.retained.fetch_sub(old.size, Ordering::Relaxed);
-            }
+        // A full ring swaps its oldest line for this one: the budget moves by the difference
+        // only (the counter is shared by the threads, and a repeat is often the same size).
+        let freed = if ring.len() == KEEP_LAST_PER_TEMPLATE {
             p.dropped += 1;
+            ring.pop_front().map_or(0, |old| old.size)
+        } else {
+            0
+        };
+        if size > freed {
+            self.retained.fetch_add(size - freed, Ordering::Relaxed);
+        } else if freed > size {
+            self.retained.fetch_sub(freed - size, Ordering::Relaxed);
         }
-        self.retained.fetch_add(size, Ordering::Relaxed);
         ring.push_back(Latest {
             line,
             range,
