@@ -83,6 +83,12 @@ pub struct Traceback {
     /// call last)`): the exception when the paste is cut before the last line.
     #[serde(skip)]
     header_type: Option<String>,
+    /// What the header line says before `Traceback (most recent call last):` when a program
+    /// prints the error and its traceback on one line (vLLM's worker: `Exception in worker
+    /// ... while processing method m: CUDA out of memory. ..., Traceback (most recent call
+    /// last):`): the exception's message when the traceback is cut before its last line.
+    #[serde(skip)]
+    pub(crate) header: Option<String>,
 }
 
 impl Traceback {
@@ -108,6 +114,7 @@ impl Traceback {
             native_frames: 0,
             fault_dump: false,
             header_type: None,
+            header: None,
         }
     }
 }
@@ -431,6 +438,7 @@ fn read_marker(
         let mut t = Traceback::start(rec, line.stream, chained_from);
         t.direct_cause = direct;
         t.header_type = pat.ipython_header.captures(msg).map(|c| c[1].to_string());
+        t.header = header_before(msg);
         st.current = Some(t);
         return true;
     }
@@ -462,6 +470,19 @@ fn read_marker(
         return true;
     }
     false
+}
+
+/// The words before a `Traceback (most recent call last)` header on its line, when they say
+/// something (not a box drawing, a prompt or a bare exception type, which IPython prints there).
+fn header_before(msg: &str) -> Option<String> {
+    let at = msg.find("Traceback (most recent call last)")?;
+    let before = msg[..at]
+        .trim()
+        .trim_end_matches([',', ':', ';', '-'])
+        .trim();
+    let words = before.split_whitespace().count();
+    let says = words >= 3 && before.chars().filter(|c| c.is_alphabetic()).count() >= 12;
+    says.then(|| before.chars().take(2000).collect())
 }
 
 /// Reads a frame from a line, joining one a terminal or a `rich` box wrapped over two lines.

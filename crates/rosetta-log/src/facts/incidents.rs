@@ -141,6 +141,10 @@ fn traceback_incident(voc: &Vocabulary, tb: &Traceback, tbs: &[Traceback]) -> In
         })
         .flatten();
     texts.extend(raised.clone());
+    // Cut before its exception, a traceback whose header line first said what went wrong
+    // (the error and its traceback printed on one line) is classed by those words.
+    let header = tb.header.clone().filter(|_| tb.exception.is_none());
+    texts.extend(header.clone());
     if let Some(ex) = &tb.exception {
         texts.push(format!("{}: {}", ex.type_name, ex.message));
         texts.extend(ex.extra.iter().cloned());
@@ -173,6 +177,8 @@ fn traceback_incident(voc: &Vocabulary, tb: &Traceback, tbs: &[Traceback]) -> In
         refine_exception_class(voc, &mut inc, tb, ex);
     } else if let Some(r) = raised.as_ref().filter(|_| inc.strength > 0) {
         inc.message = quote(r);
+    } else if let Some(h) = header.as_ref().filter(|_| inc.strength > 0) {
+        inc.message = quote(h);
     } else if inc.strength == 0 {
         truncated_traceback(voc, &mut inc, tb, raised);
     }
@@ -952,6 +958,32 @@ mod tests {
         let other = log.replace("_run_ninja_build", "_check_cuda_version");
         let f = crate::facts::facts_of(&other).failure.expect("a failure");
         assert_eq!(f.class, FailureClass::PythonError, "{}", f.message);
+    }
+
+    #[test]
+    fn a_cut_traceback_is_classed_by_the_error_its_header_line_printed() {
+        // vLLM's worker prints the error, then its traceback, on one line; the paste is cut
+        // before the exception line.
+        let p = "(VllmWorkerProcess pid=67) ERROR 11-05 03:21:52 multiproc_worker_utils.py:233]";
+        let head = "Exception in worker VllmWorkerProcess while processing method determine_num_available_blocks: CUDA out of memory. Tried to allocate 1.95 GiB. GPU 1 has a total capacity of 22.09 GiB of which 758.44 MiB is free.";
+        let log = format!(
+            "{p} {head}, Traceback (most recent call last):\n{p}   File \"/v/vllm/executor/multiproc_worker_utils.py\", line 226, in _run_worker_process\n{p}     output = executor(*args, **kwargs)\n"
+        );
+        let f = crate::facts::facts_of(&log).failure.expect("a failure");
+        assert_eq!(f.class, FailureClass::GpuOom, "{}", f.message);
+        assert!(f.message.contains("CUDA out of memory"), "{}", f.message);
+        // Words that name nothing leave the cut traceback where it ends.
+        let log = log.replace(
+            head,
+            "Exception in worker VllmWorkerProcess while processing method run",
+        );
+        let f = crate::facts::facts_of(&log).failure.expect("a failure");
+        assert_eq!(f.class, FailureClass::PythonError, "{}", f.message);
+        assert!(
+            f.message.contains("ends in _run_worker_process"),
+            "{}",
+            f.message
+        );
     }
 
     #[test]
