@@ -279,6 +279,16 @@ fn failure_roots(f: &LogFacts) -> Vec<usize> {
     if first_hand {
         roots.retain(|&i| !narrated[i]);
     }
+    // An exception that carries another process's traceback as its message (torch's
+    // `ProcessRaisedException: ... -- Process 1 terminated with the following error:` and the
+    // child's whole traceback after it): the child's error is the failure, the carrier only
+    // reports it.
+    let carried: Vec<usize> = roots
+        .iter()
+        .copied()
+        .filter(|&i| carries_next(f, i).is_some_and(|j| roots.contains(&j)))
+        .collect();
+    roots.retain(|i| !carried.contains(i));
     let all_timed = roots.iter().all(|&i| f.incidents[i].time.is_some());
     let multi_source = f.inputs.len() > 1;
     let sort_key = |i: &usize| {
@@ -296,6 +306,37 @@ fn failure_roots(f: &LogFacts) -> Vec<usize> {
             .unwrap_or(std::cmp::Ordering::Equal)
     });
     roots
+}
+
+/// The traceback an exception's message introduces and that follows it at once: the
+/// exception's own message is empty or its last line ends in a colon (`terminated with the
+/// following error:`), and the next incident on the same input starts within two lines with
+/// an exception of its own that is not weaker.
+fn carries_next(f: &LogFacts, i: usize) -> Option<usize> {
+    let inc = &f.incidents[i];
+    let e = inc.exception.as_ref()?;
+    let last = e
+        .extra
+        .iter()
+        .rev()
+        .map(|l| l.trim())
+        .find(|l| !l.is_empty())
+        .unwrap_or(e.message.trim());
+    if !(last.is_empty() || last.ends_with(':')) {
+        return None;
+    }
+    let j = (0..f.incidents.len())
+        .filter(|&j| {
+            let x = &f.incidents[j];
+            x.source == inc.source && x.line > inc.line
+        })
+        .min_by_key(|&j| f.incidents[j].line)?;
+    let next = &f.incidents[j];
+    (next.line <= inc.end_line + 2
+        && next.exception.is_some()
+        && next.strength >= inc.strength
+        && next.role == Role::Root)
+        .then_some(j)
 }
 
 /// Runs: a relaunch (a start milestone) or a long pause between two root incidents. Each
@@ -583,6 +624,23 @@ mod tests {
         let own = handled.replace("with error: tuple index out of range", "with error: 3");
         let fl = facts_of(&own).failure.expect("a failure");
         assert_eq!((fl.class, fl.line), (FailureClass::PythonError, 4));
+    }
+
+    #[test]
+    fn an_exception_that_carries_a_child_traceback_yields_to_it() {
+        let log = "Traceback (most recent call last):\n  File \"/x/run.py\", line 31, in <module>\n    mp.spawn(worker, nprocs=2)\n  File \"/x/spawn.py\", line 211, in join\n    raise ProcessRaisedException(msg, error_index, failed_process.pid)\ntorch.multiprocessing.spawn.ProcessRaisedException: \n\n-- Process 1 terminated with the following error:\nTraceback (most recent call last):\n  File \"/x/run.py\", line 11, in worker\n    dist.init_process_group(\"gloo\")\n  File \"/x/distributed_c10d.py\", line 2087, in _new_process_group_helper\n    backend_class = ProcessGroupGloo(\ntorch.distributed.DistStoreError: wait timeout after 30000ms, keys: /default_pg/0//cpu//0/0\n";
+        let fl = facts_of(log).failure.expect("a failure");
+        assert_eq!((fl.class, fl.line), (FailureClass::CommError, 14));
+        assert_eq!(fl.phase, Phase::CommInit);
+        let f = facts_of(log);
+        assert_eq!(carries_next(&f, 0), Some(1));
+        // An exception whose message says something of its own, with another traceback after
+        // it, carries nothing.
+        let own = log.replace(
+            "ProcessRaisedException: \n\n-- Process 1 terminated with the following error:",
+            "ProcessRaisedException: worker 1 exited with code 3",
+        );
+        assert_eq!(carries_next(&facts_of(&own), 0), None);
     }
 
     #[test]

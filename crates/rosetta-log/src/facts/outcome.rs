@@ -183,6 +183,9 @@ pub(super) fn degenerate_text(voc: &Vocabulary, msg: &str) -> bool {
         if scripts.iter().filter(|&&x| x).count() >= 3 && words.len() >= 8 {
             return true;
         }
+        if phrase_loop(&words) {
+            return true;
+        }
         if punctuation_soup(seg, &words) || single_symbol_run(seg.trim(), 24) {
             return true;
         }
@@ -201,6 +204,40 @@ pub(super) fn degenerate_text(voc: &Vocabulary, msg: &str) -> bool {
         let top = counts.values().copied().max().unwrap_or(0);
         if top >= 6 && top * 10 >= words.len() * 3 {
             return true;
+        }
+    }
+    false
+}
+
+/// Words that cycle: a phrase of two to six words said again and again back to back
+/// (`a his across the a his across the a his across the`), covering most of the stretch.
+/// A model that loops on a short cycle of tokens (a tokenizer of another vocabulary than the
+/// weights', a broken sampler) writes this; prose repeats a phrase, not three times running.
+pub(super) fn phrase_loop(words: &[String]) -> bool {
+    if words.len() < 9 {
+        return false;
+    }
+    for p in 2..=6usize {
+        // The longest stretch where each word equals the one p words later, and where it ends.
+        let (mut run, mut best, mut best_end) = (0usize, 0usize, 0usize);
+        for i in 0..words.len() - p {
+            if words[i] == words[i + p] {
+                run += 1;
+                if run > best {
+                    (best, best_end) = (run, i + 1);
+                }
+            } else {
+                run = 0;
+            }
+        }
+        let covered = best + p;
+        // Three full cycles at least, two thirds of the text, and a cycle of more than one
+        // word (one word said over and over is `repeated_word_output`'s).
+        if best >= 2 * p && covered >= 9 && covered * 3 >= words.len() * 2 {
+            let cycle = &words[best_end - best..best_end - best + p];
+            if cycle.iter().any(|w| w != &cycle[0]) {
+                return true;
+            }
         }
     }
     false
@@ -528,6 +565,27 @@ mod tests {
             "INFO Received request: prompt: '<|im_start|>system <|im_end|> <|im_start|>user hi <|im_end|> <|im_start|>assistant'",
         ] {
             assert!(transcript_with_markers(v, &numbered(fine)).is_none(), "{fine}");
+        }
+    }
+
+    #[test]
+    fn a_short_phrase_said_over_and_over_is_degenerate() {
+        let v = voc();
+        assert!(degenerate_text(
+            v,
+            "request 0 finished: completion_tokens=12 text='a his across the a his across the a his across the'"
+        ));
+        assert!(degenerate_text(
+            v,
+            r#""content": "I am sorry, I am sorry, I am sorry, I am sorry, I am sorry""#
+        ));
+        // A phrase said twice, a refrain inside prose, a list of distinct items: not a loop.
+        for fine in [
+            "text='the cat sat on the mat and the cat sat on the rug by the door'",
+            r#""content": "Row, row, row your boat, gently down the stream. Merrily, merrily, merrily, merrily, life is but a dream.""#,
+            "text='first we load, then we warm up, then we serve, then we wait for the next request'",
+        ] {
+            assert!(!degenerate_text(v, fine), "{fine}");
         }
     }
 
