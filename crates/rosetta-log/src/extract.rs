@@ -167,7 +167,7 @@ fn patterns() -> &'static Patterns {
         architecture: LazyRegex::trusted(r"\b([A-Z][A-Za-z0-9]+For(?:CausalLM|ConditionalGeneration|SequenceClassification|MaskedLM))\b"),
         limit: LazyRegex::trusted(r"(?i)\b(?:max_position_embeddings|n_positions|max_positions|max_position|n_ctx_train|max_seq_len(?:gth)?|seq_length|model_max_length)\s*[=:]\s*(\d+)"),
         pos: LazyRegex::trusted(r"(?i)\b(?:pos|position|positions|max_pos)\s*[=:]\s*(\d+)"),
-        prompt_len: LazyRegex::trusted(r"(?i)\b(?:prompt_len|prompt_length|input_len|#new-token|prompt tokens)\s*[=:]\s*(\d+)"),
+        prompt_len: LazyRegex::trusted(r"(?i)\b(?:prompt_len|prompt_length|input_len|#new-token|prompt[ _]tokens)\s*[=:]\s*(\d+)"),
         new_tokens: LazyRegex::trusted(r#"(?i)\b(?:max_new_tokens|max_tokens)"?\s*[=:]\s*(\d+)"#),
         configured: LazyRegex::trusted(r"(?i)\b(?:max_model_len|context_length|context_len|max_seq_len|max-model-len|context-length)\b\)?\s*[=:(]?\s*\(?(\d{3,7})\b"),
         exceeded: LazyRegex::trusted(r"(?i)exceeded the model's predefined maximum length \((\d+)\)|longer than the specified maximum sequence length for this model \((\d+) > (\d+)\)|position(?:s)? (?:id )?(\d+) (?:is )?(?:out of range|exceeds)|(?:input|prompt|sequence)s? (?:length )?(?:could |would |will |may |can )?(?:exceeds?|be longer than|is longer than) (\d+) (?:tokens|positions)"),
@@ -737,6 +737,10 @@ mod tests {
         assert_eq!(x.model_types[0].value, "glm_moe_dsa");
         assert_eq!(x.positions.limit.as_ref().unwrap().value, 64);
         assert_eq!(x.positions.planned.as_ref().unwrap().value, 88);
+        assert!(x.positions.overflow());
+        // A request line that names its prompt as `prompt_tokens=`.
+        let x = ex("INFO engine: Loading model gpt2-small-ft: model_type=gpt2 n_positions=1024 n_layer=4\nINFO engine: request 0: prompt_tokens=1000 max_new_tokens=64\n");
+        assert_eq!(x.positions.planned.as_ref().unwrap().value, 1064);
         assert!(x.positions.overflow());
     }
 }
