@@ -278,6 +278,22 @@ fn by_frames(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Phase, S
             Some(Phase::Unknown) => {
                 ambiguous.get_or_insert(fr.function.as_str());
             }
+            // A prompt or token pass inside the server's own warm-up (its last milestone a
+            // warm-up begun and not ended): the warm-up ran it (the labels' convention).
+            Some(p @ (Phase::Prefill | Phase::Decode)) => {
+                if let Some(m) = last_milestone(f, inc)
+                    .filter(|m| m.phase == Phase::Warmup && !m.done && !m.ready)
+                {
+                    return Some((
+                        Phase::Warmup,
+                        format!(
+                            "the traceback passes through {}, run by the warm-up begun at line {}",
+                            fr.function, m.line
+                        ),
+                    ));
+                }
+                return Some((p, format!("the traceback passes through {}", fr.function)));
+            }
             Some(p) => return Some((p, format!("the traceback passes through {}", fr.function))),
             None => {}
         }
