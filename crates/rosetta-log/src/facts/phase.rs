@@ -902,6 +902,30 @@ mod tests {
     }
 
     #[test]
+    fn a_prompt_pass_inside_an_unfinished_warm_up_is_warmup() {
+        let log = |before: &str| {
+            format!("INFO engine: Loading weights took 2.1 s\n{before}Traceback (most recent call last):\n  File \"/srv/engine/runner.py\", line 88, in forward_extend\n    logits = self.model(ids)\nRuntimeError: CUDA error: an illegal memory access was encountered\n")
+        };
+        // The warm-up began and did not end: its dummy prompt pass failed.
+        assert_eq!(
+            phase(&log("INFO engine: Start warmup with 4 requests\n")),
+            Phase::Warmup
+        );
+        let f = facts_of(&log("INFO engine: Start warmup with 4 requests\n"));
+        let reason = f.failure.expect("a failure").phase_reason;
+        assert!(reason.contains("warm-up begun at line 2"), "{reason}");
+        // The warm-up ended (and the server served): a request's prompt pass.
+        assert_eq!(
+            phase(&log(
+                "INFO engine: Start warmup with 4 requests\nINFO engine: warmup done\n"
+            )),
+            Phase::Prefill
+        );
+        // No warm-up at all: the frame names the step.
+        assert_eq!(phase(&log("")), Phase::Prefill);
+    }
+
+    #[test]
     fn a_frame_through_graph_capture_is_graph_capture() {
         assert_eq!(
             phase(
