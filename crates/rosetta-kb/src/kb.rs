@@ -26,6 +26,8 @@ pub struct KnowledgeBase {
     extra_vocab: Vec<(PathBuf, String)>,
     /// The compiled vocabulary, when `--kb` folders added to it.
     vocab: Option<&'static Vocabulary>,
+    /// Whether `--kb` folders added rules or vocabulary (their literals join the scanner's).
+    extended: bool,
 }
 
 impl KnowledgeBase {
@@ -75,6 +77,7 @@ impl KnowledgeBase {
         let mut files = Vec::new();
         collect(dir, &mut files)?;
         let n = files.len();
+        self.extended |= n > 0;
         let mut vocab_added = false;
         for f in files {
             let text = std::fs::read_to_string(&f).map_err(|source| KbError::Read {
@@ -92,6 +95,18 @@ impl KnowledgeBase {
             self.vocab = Some(Vocabulary::with_extra(self.extra_vocab.clone())?);
         }
         Ok(n)
+    }
+
+    /// The log scanner for these rules and this vocabulary: the built-in one from the build
+    /// script's word lists (`embedded_scanner`, only its automatons built) unless `--kb`
+    /// folders added words, then one worked out from the loaded rules. Every command that
+    /// reads logs builds it once and gives each log `Scanner::fresh`.
+    pub fn scanner(&self) -> rosetta_log::Scanner {
+        if self.extended {
+            rosetta_log::Scanner::new(self.vocabulary(), &self.literals())
+        } else {
+            Self::embedded_scanner()
+        }
     }
 
     /// The log vocabulary: the built-in one, plus what `--kb` folders added.
@@ -198,6 +213,29 @@ mod tests {
         assert_eq!(words.pats, embedded::SCAN_PATS);
         assert_eq!(words.kinds, embedded::SCAN_KINDS);
         assert_eq!(words.error_words, embedded::SCAN_ERROR_WORDS);
+    }
+
+    #[test]
+    fn a_folders_rule_adds_its_literals_to_the_scanner() {
+        let line = "zorblax qwvvx\n";
+        let kept = |kb: &KnowledgeBase| {
+            let out = kb.scanner().scan_reader(0, &mut line.as_bytes());
+            out.records.iter().any(|r| r.text.contains("zorblax"))
+        };
+        let mut kb = KnowledgeBase::embedded().unwrap();
+        // No built-in word is on the line: it is only counted.
+        assert!(!kept(&kb));
+        let dir = std::env::temp_dir().join(format!("rosetta-kb-scanner-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("mine.toml"),
+            "id = \"mine\"\ncause = \"kernel-bug\"\nweight = 0.9\nsummary = \"ours\"\nreferences = [\"internal\"]\n[when]\nlines = ['zorblax (?P<k>qw\\w+)']\n",
+        )
+        .unwrap();
+        kb.add_dir(&dir).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        // The folder's rule needs the line, so the scanner now keeps it.
+        assert!(kept(&kb));
     }
 
     #[test]

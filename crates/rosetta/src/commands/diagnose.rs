@@ -123,7 +123,7 @@ impl Setup {
             Some(building) => building
                 .join()
                 .map_err(|_| anyhow::anyhow!("the log scanner could not be built"))?,
-            None => rosetta_log::Scanner::new(kb.vocabulary(), &kb.literals()),
+            None => kb.scanner(),
         };
         let cases = cases
             .join()

@@ -126,8 +126,10 @@ fn import(
         kb.add_dir(dir).context("cannot load --kb rules")?;
     }
     let gpu_names: Vec<&str> = rosetta_kb::tables::GpuTable::embedded().names().collect();
+    // One scanner for all the logs (its automatons built once), a fresh budget for each.
+    let scanner = kb.scanner();
     for log in logs {
-        let attempt = imported_attempt(&kb, &gpu_names, log)?;
+        let attempt = imported_attempt(&kb, &scanner.fresh(), &gpu_names, log)?;
         let (id, made) = j.record(&attempt)?;
         let fail = attempt
             .failure
@@ -151,13 +153,14 @@ fn import(
 /// milestone), its time from the file's, its arguments, versions and GPUs from the log.
 fn imported_attempt(
     kb: &KnowledgeBase,
+    scanner: &rosetta_log::Scanner,
     gpu_names: &[&str],
     log: &PathBuf,
 ) -> anyhow::Result<Attempt> {
-    let facts = rosetta_log::read_logs(
+    let facts = rosetta_log::read_logs_with(
+        scanner,
         std::slice::from_ref(log),
         kb.vocabulary(),
-        &kb.literals(),
         gpu_names,
     )?;
     let report = rosetta_report::build(kb, &facts, None);

@@ -268,10 +268,10 @@ fn diagnose(
     ending: &rosetta_run::Ending,
 ) -> anyhow::Result<(rosetta_log::LogFacts, Report)> {
     let gpu_names: Vec<&str> = rosetta_kb::tables::GpuTable::embedded().names().collect();
-    let mut facts = rosetta_log::read_logs(
+    let mut facts = rosetta_log::read_logs_with(
+        &kb.scanner(),
         &[log_path.to_path_buf()],
         kb.vocabulary(),
-        &kb.literals(),
         &gpu_names,
     )?;
     if ending.outcome == Outcome::Stalled && facts.failure.is_none() {
