@@ -49,8 +49,13 @@ pub fn read_logs_with(
     let mut scans = Vec::with_capacity(paths.len());
     for (i, p) in paths.iter().enumerate() {
         let src = source::Source::open(Path::new(p))?;
+        let decoded = src.encoding != source::Encoding::Plain;
         let mut reader = source::text_reader(Path::new(p), src.reader)?;
-        let out = scanner.scan_reader(i, &mut reader);
+        let out = if decoded {
+            scanner.scan_decoded(i, &mut reader)
+        } else {
+            scanner.scan_reader(i, &mut reader)
+        };
         scans.push((p.clone(), out));
     }
     Ok(LogFacts::build(scans, voc, gpu_names))

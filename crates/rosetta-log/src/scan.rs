@@ -401,8 +401,22 @@ impl Scanner {
         }
     }
 
-    /// Scans a whole source.
+    /// Scans a whole source whose reading is a copy (a file, a pipe): each block is read,
+    /// then scanned on every core.
     pub fn scan_reader(&self, source: usize, reader: &mut dyn Read) -> ScanOutput {
+        self.scan(source, reader, false)
+    }
+
+    /// Scans a whole source whose reading is work of its own (decompressing gzip or zstd):
+    /// the next block is decoded on this thread while the last one is scanned. On a plain
+    /// file the same overlap was slower (a 1.1 GB log on 2 cores: 1.0 s against 0.88 s,
+    /// the copy competing with the scan's threads); on gzip it hides the decoding (0.44 s
+    /// against 0.62 s for 300 MB).
+    pub fn scan_decoded(&self, source: usize, reader: &mut dyn Read) -> ScanOutput {
+        self.scan(source, reader, true)
+    }
+
+    fn scan(&self, source: usize, reader: &mut dyn Read, overlap: bool) -> ScanOutput {
         let mut out = ScanOutput::default();
         // One fixed buffer: bytes [0, filled) are read and not yet scanned.
         let mut buf: Vec<u8> = vec![0; BLOCK];
@@ -453,6 +467,11 @@ impl Scanner {
                 break;
             }
             match split_point(&buf[..filled]) {
+                Some(end) if !overlap => {
+                    self.scan_block(source, &buf[..end], &mut out);
+                    buf.copy_within(end..filled, 0);
+                    filled -= end;
+                }
                 Some(end) => {
                     // The unfinished last line starts the next block, which is read while
                     // this block's complete lines are scanned (reading is a copy the kernel
@@ -1541,6 +1560,43 @@ mod tests {
             last.template,
             template_key(&last.text[last.prefix.msg_start..])
         );
+    }
+
+    #[test]
+    fn a_decoded_source_read_while_scanning_gives_what_a_plain_one_gives() {
+        // Three blocks and a bit, with errors and a traceback across the block ends.
+        let mut text = String::new();
+        let mut i = 0u64;
+        while text.len() < 3 * BLOCK + 1000 {
+            i += 1;
+            if i % 50_000 == 0 {
+                text.push_str("Traceback (most recent call last):\n  File \"/x/a.py\", line 3, in f\n    g()\nRuntimeError: CUDA error: an illegal memory access was encountered\n");
+            }
+            text.push_str(&format!(
+                "[2026-02-24 10:00:{:02} TP0] Decode batch, #running-req: {}, #token: {}\n",
+                i % 60,
+                i % 256,
+                i * 7 % 400_000
+            ));
+        }
+        let s = Scanner::new(Vocabulary::embedded(), &[]);
+        let plain = s.fresh().scan_reader(0, &mut text.as_bytes());
+        let decoded = s.fresh().scan_decoded(0, &mut text.as_bytes());
+        assert_eq!(plain.lines, decoded.lines);
+        assert_eq!(plain.bytes, decoded.bytes);
+        assert_eq!(plain.serving.decode(), decoded.serving.decode());
+        let lines = |o: &ScanOutput| {
+            o.records
+                .iter()
+                .map(|r| (r.line, r.text.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(lines(&plain), lines(&decoded));
+        assert!(plain
+            .records
+            .iter()
+            .any(|r| r.text.contains("illegal memory access")));
+        assert_eq!(plain.tail, decoded.tail);
     }
 
     #[test]
