@@ -209,6 +209,41 @@ pub(super) fn degenerate_text(voc: &Vocabulary, msg: &str) -> bool {
     false
 }
 
+/// Outputs too short for the tests of a stretch of text, stuck all the same: two or more
+/// lines whose generated text is one token ending in the same letter said over and over
+/// (`output='qaaaaaaa'`, `output='taaaaaaa'`), a model that emits one token from some
+/// step on. One line is enough when the run is long (twelve or more). Returns the first.
+fn stuck_outputs<'a>(voc: &Vocabulary, f: &'a LogFacts) -> Option<&'a Record> {
+    let ctx = voc.shape(ShapeId::OutputContext);
+    // The letter a generated token ends in, said over and over, and how many times.
+    let stuck_run = |m: &str| -> Option<(char, usize)> {
+        let at = ctx.find(m)?;
+        let rest = m[at.end()..].trim_start_matches(['=', ':', ' ', '"', '\'']);
+        let token = rest.split(['"', '\'', ' ', ',', '}']).next().unwrap_or("");
+        let chars: Vec<char> = token.chars().collect();
+        let last = *chars.last()?;
+        let run = chars.iter().rev().take_while(|&&c| c == last).count();
+        // Most of the token, five times at least.
+        (last.is_alphabetic() && run >= 5 && run * 5 >= chars.len() * 3).then_some((last, run))
+    };
+    // Outputs of several requests stuck on the same letter (the same token), or one long run;
+    // a word stretched for effect (`Sooooo`, `Hmmmmm`) is neither.
+    let mut seen: Vec<(char, &Record)> = Vec::new();
+    for r in &f.records {
+        let Some((letter, run)) = stuck_run(r.message()) else {
+            continue;
+        };
+        if run >= 12 {
+            return Some(r);
+        }
+        if let Some((_, first)) = seen.iter().find(|(l, _)| *l == letter) {
+            return Some(first);
+        }
+        seen.push((letter, r));
+    }
+    None
+}
+
 /// Words that cycle: a phrase of two to six words said again and again back to back
 /// (`a his across the a his across the a his across the`), covering most of the stretch.
 /// A model that loops on a short cycle of tokens (a tokenizer of another vocabulary than the
@@ -366,16 +401,20 @@ pub(super) fn wrong_output_lines(voc: &Vocabulary, f: &LogFacts) -> Option<Failu
             .count()
             >= 4
     };
-    let rec = f.records.iter().find(|r| {
-        let m = r.message();
-        re.find_iter(m).any(|x| {
-            !x.as_str()
-                .chars()
-                .all(|c| ('\u{00A1}'..='\u{0143}').contains(&c))
-                || bpe_leak(x.as_str())
-        }) || repeated_word_output(voc, m)
-            || degenerate_text(voc, m)
-    });
+    let rec = f
+        .records
+        .iter()
+        .find(|r| {
+            let m = r.message();
+            re.find_iter(m).any(|x| {
+                !x.as_str()
+                    .chars()
+                    .all(|c| ('\u{00A1}'..='\u{0143}').contains(&c))
+                    || bpe_leak(x.as_str())
+            }) || repeated_word_output(voc, m)
+                || degenerate_text(voc, m)
+        })
+        .or_else(|| stuck_outputs(voc, f));
     let Some(rec) = rec else {
         // A transcript's last lines: an answer that is one symbol over and over
         // (`44444444…`) holds no word the scanner looks for.
@@ -425,6 +464,27 @@ mod tests {
 
     fn voc() -> &'static Vocabulary {
         Vocabulary::embedded()
+    }
+
+    #[test]
+    fn outputs_stuck_on_one_letter_are_wrong_output() {
+        let log = |outs: &[&str]| {
+            let mut t = String::from("2026-12-06 08:22:48,047 INFO runner: model loaded\n");
+            for (i, o) in outs.iter().enumerate() {
+                t.push_str(&format!("2026-12-06 08:22:48,05{i} INFO runner: request req-{i} prompt='mnop' -> output='{o}'\n"));
+            }
+            t.push_str("exit code 0\n");
+            facts_of(&t).failure.map(|f| (f.class, f.phase))
+        };
+        let want = Some((FailureClass::WrongOutput, Phase::Decode));
+        assert_eq!(log(&["efghijkl", "qaaaaaaa", "taaaaaaa"]), want);
+        // One short run alone, or runs that are words stretched for effect: nothing.
+        assert_eq!(log(&["efghijkl", "qaaaaaaa"]), None);
+        assert_eq!(log(&["Sooooo good", "Hmmmmm okay"]), None);
+        assert_eq!(log(&["Sooooo", "Hmmmmm"]), None);
+        assert_eq!(log(&["klmnopqr", "stuvwxyz"]), None);
+        // One long run is enough.
+        assert_eq!(log(&["xbbbbbbbbbbbbbbbb"]), want);
     }
 
     #[test]
