@@ -58,9 +58,26 @@ pub(super) fn narrated_line(f: &LogFacts, inc: &Incident) -> bool {
     r.prefix.level.is_none()
         && r.prefix.time.is_none()
         && traceback::parse_exception_line(msg).is_none()
+        && !source_located(msg)
         && ((quotes && words >= 15)
             || (quotes && words >= 6 && msg.ends_with(':'))
             || first_person_sentence(msg))
+}
+
+/// A line that opens with the source location that wrote it (`/pytorch/.../IndexKernelUtils.cu:16:`,
+/// `main.c:12:5:`): a program's own message (an assertion, a compiler's), never a
+/// person's sentence, however many words and backticks it holds.
+fn source_located(msg: &str) -> bool {
+    let first = msg.split_whitespace().next().unwrap_or("");
+    let mut parts = first.trim_end_matches(':').split(':');
+    let (Some(path), Some(line)) = (parts.next(), parts.next()) else {
+        return false;
+    };
+    path.rsplit('/').next().is_some_and(|name| {
+        name.rsplit_once('.')
+            .is_some_and(|(stem, ext)| !stem.is_empty() && (1..=4).contains(&ext.len()))
+    }) && !line.is_empty()
+        && line.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// A reporter's own sentence about the error (`We are observing a peculiarly random CUDA
@@ -537,6 +554,12 @@ mod tests {
         assert_eq!((fl.class, fl.line), (FailureClass::CommError, 3));
         // A first-person line that quotes the message is not narration.
         assert!(!first_person_sentence("We got CUDA error: out of memory."));
+        assert!(source_located("/pytorch/aten/src/ATen/native/cuda/IndexKernelUtils.cu:16: vectorized_gather_kernel: block"));
+        assert!(source_located("main.c:12:5: error: expected"));
+        assert!(!source_located(
+            "When I run `python serve.py` it fails with `CUDA error`"
+        ));
+        assert!(!source_located("Note: the error is `x`"));
         assert!(first_person_sentence(
             "I see an illegal memory access on every run."
         ));
@@ -672,6 +695,17 @@ mod tests {
         // A sentence that introduces the pasted output names the crash; the output shows it.
         let f = facts_of("The nightly `rocminfo` segfaults before printing useful output:\n\n```text\nSegmentation fault (core dumped)\n```\n\nGDB stack from the nightly binary:\n\n```text\nThread 1 \"rocminfo\" received signal SIGSEGV, Segmentation fault.\n#0  0x0000000100000001 in ?? ()\n```\n");
         assert_eq!(f.failure.map(|fl| fl.line), Some(10));
+    }
+
+    #[test]
+    fn a_kernel_assertion_with_a_quoted_message_is_the_programs_not_a_sentence() {
+        let f = facts_of(
+            "/pytorch/aten/src/ATen/native/cuda/IndexKernelUtils.cu:16: vectorized_gather_kernel: block: [18,0,0], thread: [0,0,0] Assertion `ind >=0 && ind < ind_dim_size && \"vectorized gather kernel index out of bounds\"` failed.\n\
+             Traceback (most recent call last):\n  File \"/x/serve.py\", line 3, in handle\n    out = model(ids)\n\
+             RuntimeError: Expected mha_graph.execute(handle, variant_pack, workspace_ptr.get()).is_good() to be true, but got false.\n",
+        );
+        let fl = f.failure.as_ref().expect("a failure");
+        assert_eq!((fl.class, fl.line), (FailureClass::DeviceSideAssert, 1));
     }
 
     #[test]
