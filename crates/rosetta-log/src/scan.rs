@@ -1569,7 +1569,7 @@ mod tests {
         let mut i = 0u64;
         while text.len() < 3 * BLOCK + 1000 {
             i += 1;
-            if i % 50_000 == 0 {
+            if i.is_multiple_of(50_000) {
                 text.push_str("Traceback (most recent call last):\n  File \"/x/a.py\", line 3, in f\n    g()\nRuntimeError: CUDA error: an illegal memory access was encountered\n");
             }
             text.push_str(&format!(
