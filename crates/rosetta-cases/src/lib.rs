@@ -99,11 +99,36 @@ impl Cases {
     /// Finds the cases similar to the log and adds them to the report
     /// (`similar`, and their causes to the hypotheses).
     pub fn apply(&self, facts: &LogFacts, report: &mut Report) {
+        let found = self.search(facts);
+        self.blend(found, report);
+    }
+
+    /// The cases similar to the log: the half of [`Cases::apply`] that needs only the
+    /// facts, so that it can run beside the rules.
+    pub fn search(&self, facts: &LogFacts) -> Found<'_> {
+        if self.mode == Mode::Off {
+            return Found::default();
+        }
+        let sig = signature::of(facts);
+        Found {
+            hits: self.library.search(&sig),
+            fallback: sig.is_fallback(),
+        }
+    }
+
+    /// Adds what [`Cases::search`] found to the report.
+    pub fn blend(&self, found: Found<'_>, report: &mut Report) {
         if self.mode == Mode::Off {
             return;
         }
-        let sig = signature::of(facts);
-        let hits = self.library.search(&sig);
-        blend::apply(report, &hits, sig.is_fallback(), self.mode, &self.tuning);
+        blend::apply(report, &found.hits, found.fallback, self.mode, &self.tuning);
     }
+}
+
+/// What [`Cases::search`] found for one log.
+#[derive(Debug, Default)]
+pub struct Found<'a> {
+    hits: Vec<Hit<'a>>,
+    /// The signature was cut from the log's last lines, not a failure block.
+    fallback: bool,
 }

@@ -1056,6 +1056,13 @@ impl Vocabulary {
         matched
     }
 
+    /// Builds now what the first lines would otherwise build on demand (the signal and
+    /// milestone prefilters): for a core that is idle while the rules load.
+    pub fn warm(&self) {
+        self.signal_set.warm();
+        self.milestone_set.warm();
+    }
+
     /// What a library's error given only by its number means (`CUDA error 98` ->
     /// `cudaErrorInvalidDeviceFunction: invalid device function`, `cuBLAS API failed with
     /// status 15` -> `CUBLAS_STATUS_NOT_SUPPORTED: ...`), when the message does not already

@@ -294,11 +294,21 @@ impl LogFacts {
             }
             templates.push((i, out.templates));
         }
-        f.extracted = extract::extract(&f.records, gpu_names);
-        let tbs = traceback::collect(&f.records);
-        f.milestones = milestones(voc, &f.records, &f.serving, &tbs);
-        f.incidents = incidents(voc, &f.records, &tbs);
-        f.warnings = warnings(voc, &templates, &mut f.warning_total);
+        // What the lines state (arguments, versions, hardware) is read on a second core
+        // while this one follows the tracebacks, milestones and incidents: the two are
+        // independent, and each is about a third of a small log's facts.
+        f.extracted = std::thread::scope(|s| {
+            let records = &f.records;
+            let stated = s.spawn(move || extract::extract(records, gpu_names));
+            let tbs = traceback::collect(&f.records);
+            f.milestones = milestones(voc, &f.records, &f.serving, &tbs);
+            f.incidents = incidents(voc, &f.records, &tbs);
+            f.warnings = warnings(voc, &templates, &mut f.warning_total);
+            match stated.join() {
+                Ok(x) => x,
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        });
         let (mut failure, other_runs) = choose_failure(voc, &f, &templates);
         // An error given only by its number (CUDA, cuBLAS): the report, and the rules that
         // read the failure's message, see what the number means.

@@ -37,8 +37,17 @@ impl Setup {
     fn report(&self, scanner: &rosetta_log::Scanner, paths: &[PathBuf]) -> anyhow::Result<Report> {
         let facts =
             rosetta_log::read_logs_with(scanner, paths, self.kb.vocabulary(), &self.gpu_names)?;
-        let mut report = rosetta_report::build(&self.kb, &facts, self.machine.as_ref());
-        self.cases.apply(&facts, &mut report);
+        // The case library is searched on a second core while the rules run: both read
+        // only the facts.
+        let (mut report, found) = std::thread::scope(|s| {
+            let similar = s.spawn(|| self.cases.search(&facts));
+            let report = rosetta_report::build(&self.kb, &facts, self.machine.as_ref());
+            match similar.join() {
+                Ok(found) => (report, found),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        });
+        self.cases.blend(found, &mut report);
         if self.redact {
             report = rosetta_report::redact(&report);
         }
@@ -104,8 +113,9 @@ impl Setup {
         let early_scanner = args.kb.is_empty().then(|| {
             std::thread::spawn(|| {
                 let scanner = KnowledgeBase::embedded_scanner();
-                // The vocabulary the facts need, read while the rules load.
-                let _ = rosetta_log::Vocabulary::embedded();
+                // The vocabulary the facts need, read while the rules load, its literal
+                // prefilters built before the first line asks for them.
+                rosetta_log::Vocabulary::embedded().warm();
                 scanner
             })
         });
