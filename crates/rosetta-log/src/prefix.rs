@@ -93,6 +93,7 @@ struct Patterns {
     vllm: Regex,
     glog: Regex,
     glog_bracket: Regex,
+    ggml: Regex,
     level_word: Regex,
     quote: Regex,
     nccl: Regex,
@@ -129,6 +130,10 @@ fn patterns() -> &'static Patterns {
         glog: crate::lazy::ascii_regex(r"^([IWEF])(\d\d)(\d\d) (\d\d:\d\d:\d\d(?:\.\d+)?)\s+\d+\s+([^\]\s]+:\d+)\]\s?").unwrap(),
         // [W1129 22:03:56.326321538 ProcessGroupNCCL.cpp:1575]
         glog_bracket: crate::lazy::ascii_regex(r"^\[([IWEF])(\d\d)(\d\d) (\d\d:\d\d:\d\d(?:\.\d+)?)\s+(?:\d+\s+)?([^\]\s]+:\d+)\]\s?").unwrap(),
+        // ggml's common log with timestamps (llama-server, llama-cli: `0.00.316.267 E `), the
+        // time since start as minutes.seconds.milliseconds.microseconds, then a level letter
+        // (source: llama.cpp common/log.cpp).
+        ggml: crate::lazy::ascii_regex(r"^\d{1,6}\.\d\d\.\d{3}\.\d{3} ([IWED]) ").unwrap(),
         // (after a run of progress dots, as Ascend's tools print before `[ERROR]`)
         level_word: crate::lazy::ascii_regex(r"^\.*(?:\[(?i:(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|E|W|I))\]|(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|Error|Warning)\b:?)\s*").unwrap(),
         syslog: crate::lazy::ascii_regex(r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [\w.\-/]+(?:\[(\d+)\])?: ").unwrap(),
@@ -245,6 +250,7 @@ struct Gates {
     rank_only: bool,
     glog: bool,
     glog_bracket: bool,
+    ggml: bool,
     vllm: bool,
     iso: bool,
     trt: bool,
@@ -275,6 +281,7 @@ impl Gates {
         rank_only: true,
         glog: true,
         glog_bracket: true,
+        ggml: true,
         vllm: true,
         iso: true,
         trt: true,
@@ -313,6 +320,7 @@ impl Gates {
             rank_only: open && b1.is_ascii_uppercase(),
             glog: matches!(b0, b'I' | b'W' | b'E' | b'F') && digitish(b1),
             glog_bracket: open && matches!(b1, b'I' | b'W' | b'E' | b'F'),
+            ggml: b0.is_ascii_digit() && b.iter().take(7).any(|&c| c == b'.'),
             vllm: LEVELS[..6].iter().any(|w| {
                 b.starts_with(w.as_bytes()) && b.get(w.len()).is_some_and(|&c| spaceish(c))
             }),
@@ -496,6 +504,12 @@ fn peel_stamp_token(p: &mut Prefix, rest: &str, g: &Gates, pat: &Patterns) -> Op
         p.time_text = Some(text);
         p.location = Some(c[5].to_string());
         Some(c[0].len())
+    } else if let Some(c) = (g.ggml && p.level.is_none())
+        .then(|| pat.ggml.captures(rest))
+        .flatten()
+    {
+        p.level = level_from(&c[1]);
+        Some(c[0].len())
     } else if let Some(c) = g.vllm.then(|| pat.vllm.captures(rest)).flatten() {
         p.level = level_from(&c[1]);
         p.time = parse_time(&c[2]);
@@ -608,7 +622,8 @@ mod tests {
             Just("\u{661}\u{662}\u{663}\u{664}-01-01 00:00:00 "), Just("INFO\u{a0}"),
             Just("10.0.0.1:5000 - "), Just("x"), Just(": "), Just("1"), Just("["),
             Just("    | "), Just("  |"), Just("|"), Just("xinference.core.supervisor 53091 ERROR    "),
-            Just(".."), Just("..[ERROR] "),
+            Just(".."), Just("..[ERROR] "), Just("0.00.316.267 E "), Just("12.05.001.999 I "),
+            Just("0.00."),
         ], 0..6), tail in "[ -~]{0,12}") {
             let line = format!("{}{}", parts.concat(), tail);
             prop_assert_eq!(parse(&line), parse_with(&line, true));
@@ -617,6 +632,22 @@ mod tests {
 
     fn msg<'a>(line: &'a str, p: &Prefix) -> &'a str {
         &line[p.msg_start..]
+    }
+
+    #[test]
+    fn ggml_common_log_lines_carry_their_level_letter() {
+        let l =
+            "0.00.316.267 E llama_adapter_lora_init_from_file_ptr: failed to apply lora adapter";
+        let p = parse(l);
+        assert_eq!(p.level, Some(Level::Error));
+        assert!(msg(l, &p).starts_with("llama_adapter_lora_init_from_file_ptr: failed"));
+        let l = "0.00.188.390 I srv  llama_server: initializing ...";
+        assert_eq!(parse(l).level, Some(Level::Info));
+        let l = "12.03.004.005 W common_fit_params: not enough memory";
+        assert_eq!(parse(l).level, Some(Level::Warning));
+        // A version or an address is not a time since start.
+        assert_eq!(parse("0.5.9 E is the release").level, None);
+        assert_eq!(parse("10.0.0.1 E x").level, None);
     }
 
     #[test]

@@ -194,6 +194,7 @@ const PHASE_STEPS: &[PhaseStep] = &[
     by_error_just_before,
     by_block_prose,
     by_milestone_before,
+    by_flushed_late,
     by_quote_on_top,
     by_serving_frames,
     by_report_prose,
@@ -583,6 +584,74 @@ fn by_milestone_before(_voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Optio
         }
     }
     None
+}
+
+/// A program's own progress printed after its failure, from its start onwards: its standard
+/// output went to a pipe, so it was held in a buffer and written out when the process exited,
+/// after the error it wrote unbuffered to standard error (a C++ engine under compute-sanitizer,
+/// a CUDA program's `printf` into a pipe). Those lines tell what ran before the fault: the
+/// last of their milestones is the phase. Only when nothing before the failure names a step,
+/// and only lines without a time of their own (a relaunch's lines carry one, or a new `$`
+/// command) within the next two hundred lines, and with no specific error after them: a report
+/// that quotes the error and then pastes the log leading to it (`by_quote_on_top`) shows that
+/// error again at the end of the paste; a buffer flushed at exit is the last the program said.
+fn by_flushed_late(voc: &Vocabulary, f: &LogFacts, inc: &Incident) -> Option<(Phase, String)> {
+    let same = |m: &&Milestone| m.source == inc.source;
+    // A line with its own time, level or process id came from a logger or a journal, which
+    // write as they go.
+    let logged = record_at(f, inc.source, inc.line).is_some_and(|r| {
+        r.prefix.level.is_some() || r.prefix.time.is_some() || r.prefix.pid.is_some()
+    });
+    // A Python exception is left to the quote and traceback steps: a traceback cut above a
+    // paste reads the same as one written before a buffer's flush.
+    let python = inc.exception.is_some() || !inc.frames.is_empty();
+    if inc.time.is_some() || logged || python {
+        return None;
+    }
+    if f.milestones
+        .iter()
+        .filter(same)
+        .any(|m| m.line < inc.line && m.phase != Phase::Startup)
+    {
+        return None;
+    }
+    let after: Vec<&Milestone> = f
+        .milestones
+        .iter()
+        .filter(same)
+        .filter(|m| m.line > inc.end_line.max(inc.line) && m.line <= inc.line + 200)
+        .take_while(|m| m.phase != Phase::Startup && m.time.is_none() && !m.ready)
+        .filter(|m| m.phase != Phase::Shutdown)
+        .collect();
+    let m = after.last()?;
+    // Any incident after it, or any line after it inside the failing block, that names a
+    // failure of its own (above the generic error line's strength).
+    let specific_error_after = f
+        .incidents
+        .iter()
+        .any(|x| x.source == inc.source && x.line > m.line && x.strength > GENERIC_STRENGTH)
+        || f.records
+            .iter()
+            .filter(|r| r.source == inc.source && r.line > m.line && r.errorish)
+            .any(|r| {
+                voc.signal_matches_read(r.message()).into_iter().any(|s| {
+                    let sig = &voc.signals[s];
+                    sig.role == Role::Root && sig.strength > GENERIC_STRENGTH
+                })
+            });
+    if specific_error_after {
+        return None;
+    }
+    let phase = if m.done { successor(m.phase) } else { m.phase };
+    (phase != Phase::Unknown).then(|| {
+        (
+            phase,
+            format!(
+                "line {} ({}) was printed after the failure: output held in a buffer until the process exited",
+                m.line, m.label
+            ),
+        )
+    })
 }
 
 /// An error message quoted at the top of a report, above the log it came from.
@@ -996,6 +1065,42 @@ mod tests {
             \x20   return self.run(grid=grid, warmup=False)\n\
             llama_model_loader: loaded meta data with 34 key-value pairs\n";
         assert_ne!(phase(chained), Phase::WeightLoad);
+    }
+
+    #[test]
+    fn a_native_programs_buffered_output_after_its_fault_names_the_step() {
+        // The sanitizer's report comes first (unbuffered); the engine's own lines, held in a
+        // pipe's buffer, come out at exit: the prefill was running.
+        let flushed = "========= COMPUTE-SANITIZER\n\
+            ========= Invalid __global__ read of size 16 bytes\n\
+            =========     at rmsnorm(float *)+0x630 in norm.cu:27\n\
+            =========     by thread (208,0,0) in block (36,0,0)\n\
+            ========= \n\
+            ========= Program hit cudaErrorLaunchFailure (error 719) on CUDA API call to cudaDeviceSynchronize.\n\
+            ========= \n\
+            [engine] CUDA error 719 (unspecified launch failure) at norm.cu:75\n\
+            [engine] device 0: H100\n\
+            [engine] weights uploaded\n\
+            [engine] request 1: prefill 37 tokens\n\
+            ========= Target application returned an error\n\
+            ========= ERROR SUMMARY: 2 errors\n";
+        assert_eq!(phase(flushed), Phase::Prefill);
+        // A logger's line (its own level and time) was written when it happened: what follows
+        // it came later.
+        let logged =
+            "2026-01-01 10:00:00 ERROR CUDA error: an illegal memory access was encountered\n\
+            [engine] request 1: prefill 37 tokens\n";
+        assert_ne!(phase(logged), Phase::Prefill);
+        // A specific error after the steps: not the last the program said, so not a buffer
+        // flushed at exit (a report quoting an error above the log that leads to it again).
+        let quoted_again = "CUDA error: an illegal memory access was encountered\n\
+            [engine] request 1: prefill 37 tokens\n\
+            RuntimeError: CUDA error: an illegal memory access was encountered\n";
+        let reason = facts_of(quoted_again)
+            .failure
+            .expect("a failure")
+            .phase_reason;
+        assert!(!reason.contains("buffer"), "{reason}");
     }
 
     #[test]
