@@ -62,8 +62,8 @@ W=/tmp/h7; mkdir -p $W/kernels
 san=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1)
 
 # Python / CUDA probes (while llama.cpp builds)
-# fp8_lmhead_serve made no case: on the run of 2026-12-06 an earlier version (without ignore_eos) ended every completion
-# at once with an empty text; the version here was not run again (no device machine could be had in time)
+# fp8_lmhead_serve: on the first run of 2026-12-06 an earlier version (without ignore_eos) ended every completion
+# at once with an empty text; the version here ran later that day with H7_ONLY (case h7-014)
 run fp8_lmhead_serve 90 "python3 fp8_lmhead_serve.py --model tinystories-word-1m --quantization fp8" -- "$py" fp8_lmhead_serve.py --model tinystories-word-1m --quantization fp8
 run rmsnorm_2880 120 "compute-sanitizer --tool memcheck ./rmsnorm_engine --model gpt-oss-20b --prompt-tokens 37" -- bash -c "cd $W && '$san' --tool memcheck ./rmsnorm_engine --model gpt-oss-20b --prompt-tokens 37"
 run splitk_tune_build 150 "cmake -S . -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build -j16" -- bash splitk_tune_build.sh $W/splitk_tune
@@ -93,8 +93,8 @@ if [ -d "$LLAMA_SRC" ] && [ -z "$H7_NO_LLAMA" ]; then
     run llama_split_shard 45 "$L/llama-server -m $MODELS/storyteller-7b/storyteller-7b-f16-00001-of-00003.gguf -c 4096 -ngl 99 --host 127.0.0.1 --port 8101" -- bash llama_split_shard.sh
     run llama_unknown_arch 45 "$L/llama-server -m $MODELS/qwen4-mini-f16.gguf -c 8192 -ngl 99 --host 127.0.0.1 --port 8102" -- bash llama_unknown_arch.sh
     run llama_lora_base 45 "$L/llama-server -m $MODELS/tiny-chat-f16.gguf --lora $MODELS/lora-chat-assistant-f16.gguf -c 4096 -ngl 99 --host 127.0.0.1 --port 8103" -- bash llama_lora_base.sh
-    # llama_container_nommap made no case: the run of 2026-12-06 used --no-mmap, which this llama.cpp no longer accepts
-    # ("error: invalid argument: --no-mmap"); the script now says --load-mode none, and was not run again
+    # llama_container_nommap: the first run of 2026-12-06 used --no-mmap, which this llama.cpp no longer accepts
+    # ("error: invalid argument: --no-mmap"); the script now says --load-mode none and ran later that day (case h7-015)
     run llama_container_nommap 90 "bash llama_container_nommap.sh" -- bash llama_container_nommap.sh "$out/llama_container_nommap.setup"
   fi
 fi
