@@ -1,11 +1,15 @@
 //! Compiles the case library embedded in the binary: every labelled case under
 //! `corpus/cases/` (not `../shared/cases`, the evaluation set) is read with
 //! `rosetta-log` exactly as `diagnose` reads a user's log, and only its labels
-//! and signature (the masked failure block) are kept, as JSON (not compressed:
-//! inflating it cost more start-up than its megabyte of binary is worth).
-//! Whole logs are never embedded. Beside it, each signature's term counts
-//! (what `vector.rs` makes of it with the default features), so that a start
-//! does not tokenise the whole library again (`vector::pack_counts`).
+//! and signature (the masked failure block) are kept. Whole logs are never
+//! embedded. Three files, each in the form a start can use without parsing:
+//! - `library.rs`: the cases as Rust statics (`include!`d by `library.rs`);
+//!   parsing the same as JSON was a tenth of `diagnose`'s start-up on a small log;
+//! - `index.bin`: the library's TF-IDF index, weighed (`vector::Index::pack`),
+//!   for the library as it is embedded;
+//! - `terms.bin`: each signature's term counts (`vector::pack_counts`), for a
+//!   library that changes (`--cases DIR`, left-out batches) and is weighed again
+//!   without tokenising every signature.
 
 #[path = "src/case.rs"]
 #[allow(dead_code)]
@@ -61,13 +65,43 @@ fn main() {
             sig: sig.to_text(),
         });
     }
-    let json = serde_json::to_vec(&cases).expect("the case library serialises");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
-    std::fs::write(out.join("library.json"), json).expect("write the case library");
+    std::fs::write(out.join("library.rs"), statics(&cases)).expect("write the case library");
     let counts: Vec<_> = cases
         .iter()
         .map(|c| vector::counts(&c.signature(), vector::Features::default()))
         .collect();
     std::fs::write(out.join("terms.bin"), vector::pack_counts(&counts))
         .expect("write the term counts");
+    let index = vector::Index::from_counts(&counts, vector::Features::default())
+        .pack()
+        .expect("the default index packs");
+    std::fs::write(out.join("index.bin"), index).expect("write the index");
+}
+
+/// The cases as a Rust expression of type `&[Embedded]` (`Debug` of a `str` is a valid
+/// Rust string literal; of a vocabulary word, its variant's name).
+fn statics(cases: &[case::Case]) -> String {
+    use std::fmt::Write;
+    let mut src = String::from("&[\n");
+    for c in cases {
+        let l = &c.labels;
+        let also: Vec<String> = l.also.iter().map(|a| format!("Cause::{a:?}")).collect();
+        writeln!(
+            src,
+            "Embedded {{ id: {:?}, source: {:?}, class: FailureClass::{:?}, phase: Phase::{:?}, \
+             cause: Cause::{:?}, also: &[{}], fix: {:?}, sig: {:?} }},",
+            c.id,
+            l.source,
+            l.class,
+            l.phase,
+            l.cause,
+            also.join(", "),
+            l.fix,
+            c.sig
+        )
+        .expect("writing to a String");
+    }
+    src.push(']');
+    src
 }

@@ -8,14 +8,46 @@ use crate::case::{self, Case};
 use crate::signature::{self, Signature};
 use crate::vector::{self, Counts, Features, Index};
 use crate::CasesError;
+use rosetta_schema::{Cause, FailureClass, Phase};
 use std::path::Path;
 use std::sync::OnceLock;
 
-/// The embedded cases, as JSON. Stored as they are, not compressed: inflating them took a
-/// fifth of the start-up of `diagnose` on a small log, for 1.4 MB of binary saved.
-const EMBEDDED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/library.json"));
+/// An embedded case as `build.rs` writes it: statics, so that a start parses nothing.
+struct Embedded {
+    id: &'static str,
+    source: &'static str,
+    class: FailureClass,
+    phase: Phase,
+    cause: Cause,
+    also: &'static [Cause],
+    fix: &'static str,
+    sig: &'static str,
+}
+
+impl Embedded {
+    fn case(&self) -> Case {
+        Case {
+            id: self.id.to_string(),
+            labels: case::Labels {
+                source: self.source.to_string(),
+                class: self.class,
+                phase: self.phase,
+                cause: self.cause,
+                also: self.also.to_vec(),
+                fix: self.fix.to_string(),
+            },
+            sig: self.sig.to_string(),
+        }
+    }
+}
+
+/// The embedded cases (not compressed: inflating them took a fifth of the start-up of
+/// `diagnose` on a small log, for 1.4 MB of binary saved).
+const EMBEDDED: &[Embedded] = include!(concat!(env!("OUT_DIR"), "/library.rs"));
 /// The term counts of the embedded cases' signatures (default features), in case order.
 const EMBEDDED_TERMS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/terms.bin"));
+/// The embedded library's index, weighed (`Index::pack`).
+const EMBEDDED_INDEX: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/index.bin"));
 
 /// A case found similar to a log.
 #[derive(Debug, Clone, Copy)]
@@ -31,9 +63,13 @@ pub struct Hit<'a> {
 pub struct Library {
     cases: Vec<Case>,
     /// Each case's term counts with the default features, in case order, when
-    /// known: computed by `build.rs` for the embedded cases, by `add_dir` for
-    /// the cases it adds; `None` for a library made from cases.
+    /// known: computed by `build.rs` for the embedded cases (unpacked when the
+    /// library first changes), by `add_dir` for the cases it adds; `None` for a
+    /// library made from cases.
     counts: Option<Vec<Counts>>,
+    /// The cases are the embedded ones, all of them: their index is `EMBEDDED_INDEX`
+    /// and their term counts are still packed in `EMBEDDED_TERMS`.
+    pristine: bool,
     features: Features,
     index: OnceLock<Index>,
 }
@@ -41,12 +77,8 @@ pub struct Library {
 impl Library {
     /// The library compiled into the binary.
     pub fn embedded() -> Result<Library, CasesError> {
-        let cases: Vec<Case> =
-            serde_json::from_slice(EMBEDDED).map_err(|e| CasesError::Embedded(e.to_string()))?;
-        let counts = vector::unpack_counts(EMBEDDED_TERMS, cases.len())
-            .ok_or_else(|| CasesError::Embedded("the term counts do not fit the cases".into()))?;
-        let mut lib = Library::from_cases(cases);
-        lib.counts = Some(counts);
+        let mut lib = Library::from_cases(EMBEDDED.iter().map(Embedded::case).collect());
+        lib.pristine = true;
         Ok(lib)
     }
 
@@ -55,9 +87,23 @@ impl Library {
         Library {
             cases,
             counts: None,
+            pristine: false,
             features: Features::default(),
             index: OnceLock::new(),
         }
+    }
+
+    /// Before the library changes: the embedded term counts, unpacked.
+    fn unpack_counts(&mut self) -> Result<(), CasesError> {
+        if self.pristine {
+            let counts =
+                vector::unpack_counts(EMBEDDED_TERMS, self.cases.len()).ok_or_else(|| {
+                    CasesError::Embedded("the term counts do not fit the cases".into())
+                })?;
+            self.counts = Some(counts);
+            self.pristine = false;
+        }
+        Ok(())
     }
 
     /// An empty library.
@@ -86,6 +132,7 @@ impl Library {
             path: dir.to_path_buf(),
             message: e.to_string(),
         })?;
+        self.unpack_counts()?;
         let mut n = 0;
         for d in dirs {
             let expect = d.join("expect.toml");
@@ -142,6 +189,14 @@ impl Library {
     pub fn exclude(&mut self, names: &[&str]) -> usize {
         let before = self.cases.len();
         let keep = |c: &Case| !names.iter().any(|n| *n == c.batch() || *n == c.id);
+        if self.cases.iter().all(keep) {
+            return 0;
+        }
+        if self.unpack_counts().is_err() {
+            // Not the counts `build.rs` wrote: weigh the rest from their signatures.
+            self.counts = None;
+            self.pristine = false;
+        }
         if let Some(counts) = &mut self.counts {
             let mut kept = self.cases.iter().map(keep);
             counts.retain(|_| kept.next().unwrap_or(false));
@@ -158,6 +213,12 @@ impl Library {
 
     fn index(&self) -> &Index {
         self.index.get_or_init(|| match &self.counts {
+            _ if self.pristine && self.features == Features::default() => {
+                Index::unpack(EMBEDDED_INDEX, self.cases.len()).unwrap_or_else(|| {
+                    let sigs: Vec<Signature> = self.cases.iter().map(Case::signature).collect();
+                    Index::build(&sigs, self.features)
+                })
+            }
             Some(counts) if self.features == Features::default() => {
                 Index::from_counts(counts, self.features)
             }
@@ -230,7 +291,12 @@ mod tests {
 
     #[test]
     fn the_embedded_term_counts_are_what_the_signatures_give_now() {
-        let lib = Library::embedded().unwrap();
+        let mut lib = Library::embedded().unwrap();
+        assert!(
+            lib.counts.is_none(),
+            "unpacked only when the library changes"
+        );
+        lib.unpack_counts().unwrap();
         assert_counts_follow_signatures(&lib);
         // And the index built from them ranks as one built from the signatures.
         let mut fresh = Library::from_cases(lib.cases().to_vec());
@@ -290,6 +356,30 @@ mod tests {
         };
         assert_eq!(ids(&lib)[0], "team-001");
         assert_eq!(ids(&lib), ids(&fresh));
+    }
+
+    #[test]
+    fn the_embedded_index_is_the_one_its_term_counts_weigh_to() {
+        let lib = Library::embedded().unwrap();
+        let ready = Index::unpack(EMBEDDED_INDEX, lib.cases().len()).expect("it unpacks");
+        let counts = vector::unpack_counts(EMBEDDED_TERMS, lib.cases().len()).unwrap();
+        assert_eq!(ready, Index::from_counts(&counts, Features::default()));
+        // Packing is the inverse of unpacking; a different document count, a cut, a
+        // wrong magic or trailing bytes are refused.
+        assert_eq!(ready.pack().as_deref(), Some(EMBEDDED_INDEX));
+        let n = lib.cases().len();
+        assert!(Index::unpack(EMBEDDED_INDEX, n - 1).is_none());
+        assert!(Index::unpack(&EMBEDDED_INDEX[..EMBEDDED_INDEX.len() - 3], n).is_none());
+        assert!(Index::unpack(&EMBEDDED_INDEX[1..], n).is_none());
+        let mut longer = EMBEDDED_INDEX.to_vec();
+        longer.push(0);
+        assert!(Index::unpack(&longer, n).is_none());
+        // A library with a batch left out is weighed again, and ranks differently.
+        let mut less = Library::embedded().unwrap();
+        assert_eq!(less.exclude(&["no-such-batch"]), 0);
+        assert!(less.pristine);
+        assert!(less.exclude(&["rx"]) > 0);
+        assert!(!less.pristine && less.counts.is_some());
     }
 
     #[test]

@@ -239,10 +239,12 @@ pub type Sparse = Vec<(u64, f32)>;
 
 /// TF-IDF vectors of a set of documents, and the document frequencies to place
 /// queries among them.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq)]
 pub struct Index {
     features: Option<Features>,
-    df: IdMap<u32>,
+    /// Document frequency of each term, sorted by term id (a query looks up its few
+    /// terms by binary search; a sorted list loads from the packed form as it is).
+    df: Vec<(u64, u32)>,
     /// Inverse document frequency by document frequency (0..=n).
     idf: Vec<f32>,
     docs: Vec<Sparse>,
@@ -285,14 +287,96 @@ impl Index {
         ix.idf = (0..=per_doc.len())
             .map(|df| ((1.0 + n) / (1.0 + df as f32)).ln() + 1.0)
             .collect();
-        ix.df
-            .reserve(per_doc.iter().map(Vec::len).sum::<usize>() / 2);
+        let mut df: IdMap<u32> = IdMap::default();
+        df.reserve(per_doc.iter().map(Vec::len).sum::<usize>() / 2);
         for doc in per_doc {
             for (id, _) in doc {
-                *ix.df.entry(*id).or_default() += 1;
+                *df.entry(*id).or_default() += 1;
             }
         }
-        ix.docs = per_doc.iter().map(|d| ix.vector(d)).collect();
+        let lookup = |id: u64| df.get(&id).copied().unwrap_or(0);
+        ix.docs = per_doc.iter().map(|d| ix.vector(d, lookup)).collect();
+        ix.df = df.into_iter().collect();
+        ix.df.sort_unstable();
+    }
+
+    /// The document frequency of a term.
+    fn df(&self, id: u64) -> u32 {
+        self.df
+            .binary_search_by_key(&id, |&(t, _)| t)
+            .map_or(0, |i| self.df[i].1)
+    }
+
+    /// The index as bytes that [`Index::unpack`] reads back without weighing anything:
+    /// how `build.rs` ships the embedded library's index ready to use. Little-endian:
+    /// `RIX1`, the document count, then the inverse document frequencies, the document
+    /// frequencies (id, count) and each document's vector (length, then id, weight).
+    /// `None` for a Jaccard index (it has no vectors).
+    pub fn pack(&self) -> Option<Vec<u8>> {
+        let f = self.features?;
+        if f != Features::default() {
+            return None;
+        }
+        let mut out = b"RIX1".to_vec();
+        let u32le = |out: &mut Vec<u8>, n: usize| out.extend_from_slice(&(n as u32).to_le_bytes());
+        u32le(&mut out, self.n);
+        u32le(&mut out, self.idf.len());
+        for w in &self.idf {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+        u32le(&mut out, self.df.len());
+        for &(id, n) in &self.df {
+            out.extend_from_slice(&id.to_le_bytes());
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        for doc in &self.docs {
+            u32le(&mut out, doc.len());
+            for &(id, w) in doc {
+                out.extend_from_slice(&id.to_le_bytes());
+                out.extend_from_slice(&w.to_le_bytes());
+            }
+        }
+        Some(out)
+    }
+
+    /// What [`Index::pack`] wrote (default features), or `None` when the bytes are not
+    /// such an index of `docs` documents.
+    pub fn unpack(bytes: &[u8], docs: usize) -> Option<Index> {
+        let mut r = Reader(bytes.strip_prefix(b"RIX1")?);
+        let n = r.len(usize::MAX)?;
+        if n != docs {
+            return None;
+        }
+        let n_idf = r.len(n + 1)?;
+        let idf = (0..n_idf).map(|_| r.f32()).collect::<Option<Vec<f32>>>()?;
+        let n_df = r.len(r.0.len() / 12)?;
+        let df: Vec<(u64, u32)> = r
+            .records(n_df)?
+            .map(|b| (le_u64(&b[..8]), le_u32(&b[8..])))
+            .collect();
+        if !df.windows(2).all(|w| w[0].0 < w[1].0) || df.iter().any(|&(_, d)| d as usize > n) {
+            return None;
+        }
+        let mut vectors = Vec::with_capacity(n);
+        for _ in 0..n {
+            let len = r.len(r.0.len() / 12)?;
+            let v: Sparse = r
+                .records(len)?
+                .map(|b| (le_u64(&b[..8]), f32::from_bits(le_u32(&b[8..]))))
+                .collect();
+            vectors.push(v);
+        }
+        if !r.0.is_empty() || idf.len() != n + 1 {
+            return None;
+        }
+        Some(Index {
+            features: Some(Features::default()),
+            df,
+            idf,
+            docs: vectors,
+            templates: Vec::new(),
+            n,
+        })
     }
 
     /// Documents in the index.
@@ -308,11 +392,11 @@ impl Index {
     /// The unit TF-IDF vector of term counts; terms no document holds weigh in
     /// the norm (a query made mostly of unknown words is like nothing) but not
     /// in any product.
-    fn vector(&self, counts: &[(u64, u32)]) -> Sparse {
+    fn vector(&self, counts: &[(u64, u32)], df: impl Fn(u64) -> u32) -> Sparse {
         let mut v: Sparse = Vec::with_capacity(counts.len());
         let mut norm = 0.0f32;
         for &(id, c) in counts {
-            let df = self.df.get(&id).copied().unwrap_or(0);
+            let df = df(id);
             let tf = if c == 1 { 1.0 } else { 1.0 + (c as f32).ln() };
             let w = tf * self.idf[df as usize];
             norm += w * w;
@@ -338,8 +422,44 @@ impl Index {
             let q = template_set(sig, f);
             return self.templates.iter().map(|d| jaccard(&q, d)).collect();
         }
-        let q = self.vector(&counts(sig, f));
+        let q = self.vector(&counts(sig, f), |id| self.df(id));
         self.docs.iter().map(|d| dot(&q, d)).collect()
+    }
+}
+
+fn le_u64(b: &[u8]) -> u64 {
+    u64::from_le_bytes(b.try_into().unwrap_or_default())
+}
+
+fn le_u32(b: &[u8]) -> u32 {
+    u32::from_le_bytes(b.try_into().unwrap_or_default())
+}
+
+/// Reads little-endian numbers off the front of a byte slice.
+struct Reader<'a>(&'a [u8]);
+
+impl Reader<'_> {
+    fn take<const N: usize>(&mut self) -> Option<[u8; N]> {
+        let (head, rest) = self.0.split_first_chunk::<N>()?;
+        self.0 = rest;
+        Some(*head)
+    }
+    fn u32(&mut self) -> Option<u32> {
+        self.take::<4>().map(u32::from_le_bytes)
+    }
+    /// The next `n` records of 12 bytes (an id, then a count or a weight).
+    fn records(&mut self, n: usize) -> Option<std::slice::ChunksExact<'_, u8>> {
+        let (head, rest) = self.0.split_at_checked(n.checked_mul(12)?)?;
+        self.0 = rest;
+        Some(head.chunks_exact(12))
+    }
+    fn f32(&mut self) -> Option<f32> {
+        self.take::<4>().map(f32::from_le_bytes)
+    }
+    /// A count, refused above `max` (so that a bad count cannot ask for memory).
+    fn len(&mut self, max: usize) -> Option<usize> {
+        let n = self.u32()? as usize;
+        (n <= max).then_some(n)
     }
 }
 

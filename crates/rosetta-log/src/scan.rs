@@ -24,6 +24,9 @@ use std::sync::{Arc, OnceLock};
 pub const MAX_LINE: usize = 64 * 1024;
 /// Bytes read per block.
 const BLOCK: usize = 8 << 20;
+/// The first block's size: the buffer doubles up to `BLOCK` while the input fills it, so a
+/// small log does not zero (and fault in) 8 MiB it never uses.
+const FIRST_BLOCK: usize = 64 << 10;
 /// Bytes kept from each end of a line longer than `MAX_LINE`.
 const LONG_KEEP: usize = MAX_LINE / 2 - 8;
 
@@ -419,7 +422,7 @@ impl Scanner {
     fn scan(&self, source: usize, reader: &mut dyn Read, overlap: bool) -> ScanOutput {
         let mut out = ScanOutput::default();
         // One fixed buffer: bytes [0, filled) are read and not yet scanned.
-        let mut buf: Vec<u8> = vec![0; BLOCK];
+        let mut buf: Vec<u8> = vec![0; FIRST_BLOCK];
         let mut filled = 0usize;
         let mut skipping_long = false;
         // An over-long line keeps its head and its tail (where a progress bar's last state
@@ -430,11 +433,17 @@ impl Scanner {
         // The next block is read into `spare` while this one is scanned.
         let mut spare: Vec<u8> = Vec::new();
         loop {
-            let read = fill(reader, &mut buf, filled, &mut eof);
-            filled += read.bytes;
-            out.bytes += read.bytes as u64;
-            if read.error.is_some() {
-                out.read_error = read.error;
+            loop {
+                let read = fill(reader, &mut buf, filled, &mut eof);
+                filled += read.bytes;
+                out.bytes += read.bytes as u64;
+                if read.error.is_some() {
+                    out.read_error = read.error;
+                }
+                if eof || filled < buf.len() || buf.len() >= BLOCK {
+                    break;
+                }
+                buf.resize((2 * buf.len()).min(BLOCK), 0);
             }
             if skipping_long {
                 let nl = memchr::memchr(b'\n', &buf[..filled]);
