@@ -700,6 +700,15 @@ impl<'a> Context<'a> {
         let Some((top, module, f, file)) = self.dotted_import() else {
             return false;
         };
+        // `'a' is not a package`: the `a` found is a single-file module (a local file
+        // shadowing the package), not another version of the package.
+        if self
+            .log
+            .failure_incident()
+            .is_some_and(|inc| inc.message.contains("is not a package"))
+        {
+            return false;
+        }
         // The import asks for a deeper path than the one missing (`from a.b.c import`,
         // `No module named 'a.b'`): a whole subpackage of `a` is absent, a build or variant
         // of `a` without that part rather than another version's layout.
@@ -921,6 +930,13 @@ impl<'a> Context<'a> {
     /// The GPU arch and the model type the rule names; an inferred arch scales it down.
     fn match_gpu_and_model(&self, rule: &Rule, m: &mut Matched) -> Option<()> {
         let w = &rule.def.when;
+        if self
+            .gpu_archs
+            .iter()
+            .any(|g| !g.inferred && w.not_gpu_arch.iter().any(|p| arch_matches(p, &g.arch)))
+        {
+            return None;
+        }
         if !w.gpu_arch.is_empty() {
             let g = self
                 .gpu_archs

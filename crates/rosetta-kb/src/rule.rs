@@ -64,6 +64,11 @@ pub struct When {
     /// GPU arch, any of (`sm_120`); `sm_10x` style prefixes end in `x`.
     #[serde(default)]
     pub gpu_arch: Vec<String>,
+    /// GPU archs on which the rule does not hold, any of: the rule is dropped when the log (or
+    /// `--env`) shows one of them, and kept when it shows no GPU at all (a quantization that
+    /// needs sm_89+ is no cause on an sm_90 GPU, and may be on an unnamed one).
+    #[serde(default)]
+    pub not_gpu_arch: Vec<String>,
     /// Model type named in the log, any of.
     #[serde(default)]
     pub model_type: Vec<String>,
