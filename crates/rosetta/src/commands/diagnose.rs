@@ -110,15 +110,15 @@ impl Setup {
         // The scanner's automata (a third of start-up) are built on another core while the
         // rules load, from the built-in vocabulary and the rules' literals worked out at build
         // time; rules or vocabulary from `--kb` folders add literals, so then it waits for them.
-        let early_scanner = args.kb.is_empty().then(|| {
-            std::thread::spawn(|| {
-                let scanner = KnowledgeBase::embedded_scanner();
-                // The vocabulary the facts need, read while the rules load, its literal
-                // prefilters built before the first line asks for them.
-                rosetta_log::Vocabulary::embedded().warm();
-                scanner
-            })
-        });
+        let early_scanner = args
+            .kb
+            .is_empty()
+            .then(|| std::thread::spawn(KnowledgeBase::embedded_scanner));
+        // The vocabulary the facts need, its literal prefilters built on a thread of their
+        // own: the log is scanned with the scanner alone, so they need only be ready when the
+        // facts are read from the scanned lines (a fact that asks first waits for them, it
+        // does not build them twice). Never joined: the process ends with the command.
+        std::thread::spawn(|| rosetta_log::Vocabulary::embedded().warm());
         let mut kb = KnowledgeBase::embedded().context("the built-in knowledge base is broken")?;
         for dir in &args.kb {
             kb.add_dir(dir).context("cannot load --kb rules")?;
