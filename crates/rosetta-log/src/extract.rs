@@ -304,6 +304,71 @@ pub fn extract(records: &[Record], gpu_names: &[&str]) -> Extracted {
     x
 }
 
+/// llama.cpp's flag table (`kb/engines/llama.cpp.toml`, the one `preflight` reads): its
+/// programs are mostly run with short aliases (`-ngl 99 -ctk q4_0 -fa on`), which name the
+/// same settings as the long flags.
+const LLAMA_FLAGS: &str = include_str!("../../../kb/engines/llama.cpp.toml");
+
+/// Each llama.cpp flag name (short and long) with its setting's key and whether it takes a
+/// value (`switch` flags take none).
+fn llama_flags() -> &'static std::collections::HashMap<String, (String, bool)> {
+    static FLAGS: OnceLock<std::collections::HashMap<String, (String, bool)>> = OnceLock::new();
+    FLAGS.get_or_init(|| {
+        let mut out = std::collections::HashMap::new();
+        let table: toml::Table = toml::from_str(LLAMA_FLAGS).unwrap_or_default();
+        let Some(flags) = table.get("flags").and_then(toml::Value::as_table) else {
+            return out;
+        };
+        for (key, spec) in flags {
+            let takes_value = spec.get("takes").and_then(toml::Value::as_str) != Some("switch");
+            let names = spec.get("names").and_then(toml::Value::as_array);
+            for name in names.into_iter().flatten().filter_map(toml::Value::as_str) {
+                out.insert(name.to_string(), (key.clone(), takes_value));
+            }
+        }
+        out
+    })
+}
+
+/// A llama.cpp program's command line (`./build/bin/llama-server -m x.gguf -ngl 99`): its
+/// flags, short or long, under the flag table's keys.
+fn llama_command_args(x: &mut Extracted, (msg, src, line): (&str, usize, u64)) {
+    let is_program = |t: &str| {
+        let name = t.rsplit('/').next().unwrap_or(t);
+        name.starts_with("llama-") && name.len() > 6 && !name.contains('.')
+    };
+    let mut tokens = msg.split_whitespace().skip_while(|t| !is_program(t));
+    if tokens.next().is_none() {
+        return;
+    }
+    x.framework.get_or_insert_with(|| "llama.cpp".into());
+    let flags = llama_flags();
+    let mut tokens = tokens.peekable();
+    while let Some(t) = tokens.next() {
+        let (name, inline) = match t.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v)),
+            _ => (t, None),
+        };
+        let Some((key, takes_value)) = flags.get(name) else {
+            continue;
+        };
+        // The next word is the flag's value unless it is another flag (a negative number is
+        // a value: `-ngl -1`).
+        let is_value =
+            |v: &&str| !v.starts_with('-') || v[1..].starts_with(|c: char| c.is_ascii_digit());
+        let value = match inline {
+            Some(v) => unquote(v),
+            None if *takes_value => tokens.next_if(is_value).map_or("true".into(), unquote),
+            None => "true".into(),
+        };
+        x.args.entry(key.clone()).or_insert(Located {
+            value,
+            source: src,
+            line,
+        });
+    }
+}
+
 /// The launch's arguments (a server's args dump, a command line, bare flags) and the framework a command names.
 fn launch_args(pat: &Patterns, x: &mut Extracted, (msg, src, line): (&str, usize, u64)) {
     if msg.len() > 20 {
@@ -326,6 +391,9 @@ fn launch_args(pat: &Patterns, x: &mut Extracted, (msg, src, line): (&str, usize
                 x.framework.get_or_insert_with(|| "vllm".into());
             }
         }
+    }
+    if msg.contains("llama-") && msg.contains(" -") {
+        llama_command_args(x, (msg, src, line));
     }
     // Command lines and bare flag lines.
     if msg.contains("--") && (pat.command.is_match(msg) || msg.trim_start().starts_with("--")) {
@@ -657,6 +725,33 @@ fn framework_of(msg: &str, rec: &Record) -> Option<String> {
 mod tests {
     use super::*;
     use crate::scan::Scanner;
+
+    #[test]
+    fn a_llama_cpp_command_line_names_its_settings_by_short_or_long_flag() {
+        let mut x = Extracted::default();
+        llama_command_args(
+            &mut x,
+            (
+                "$ ./build/bin/llama-server -m /models/m.gguf -c 16384 -ngl -1 -fa on -ctk q4_0 --cache-type-v=q8_0 --mlock --port 8123",
+                0,
+                1,
+            ),
+        );
+        let arg = |k: &str| x.args.get(k).map(|a| a.value.as_str());
+        assert_eq!(arg("model_path"), Some("/models/m.gguf"));
+        assert_eq!(arg("context_length"), Some("16384"));
+        assert_eq!(arg("n_gpu_layers"), Some("-1"));
+        assert_eq!(arg("flash_attn"), Some("on"));
+        assert_eq!(arg("cache_type_k"), Some("q4_0"));
+        assert_eq!(arg("cache_type_v"), Some("q8_0"));
+        assert_eq!(arg("mlock"), Some("true"));
+        assert_eq!(arg("port"), Some("8123"));
+        assert_eq!(x.framework.as_deref(), Some("llama.cpp"));
+        // Not a llama.cpp program: its short flags are left alone.
+        let mut y = Extracted::default();
+        llama_command_args(&mut y, ("$ python3 -c 'print(1)' -m x", 0, 1));
+        assert!(y.args.is_empty() && y.framework.is_none());
+    }
 
     fn ex(log: &str) -> Extracted {
         let out =
