@@ -4,7 +4,7 @@
 //! `file.py:N` locations. This module reads one already-normalised line and
 //! says where its message starts; it knows nothing about what messages mean.
 
-use regex::Regex;
+use crate::lazy::LazyRegex;
 use serde::Serialize;
 use std::sync::OnceLock;
 
@@ -85,79 +85,79 @@ impl Prefix {
 }
 
 struct Patterns {
-    ray: Regex,
-    torchrun: Regex,
-    sglang: Regex,
-    rank_only: Regex,
-    iso: Regex,
-    vllm: Regex,
-    glog: Regex,
-    glog_bracket: Regex,
-    ggml: Regex,
-    level_word: Regex,
-    quote: Regex,
-    nccl: Regex,
-    logfmt: Regex,
-    syslog: Regex,
-    trt: Regex,
-    spdlog: Regex,
-    logger_rank: Regex,
-    location: Regex,
-    bracket_location: Regex,
-    tag: Regex,
-    compose: Regex,
-    pylog: Regex,
-    name_pid: Regex,
-    buildkit: Regex,
+    ray: LazyRegex,
+    torchrun: LazyRegex,
+    sglang: LazyRegex,
+    rank_only: LazyRegex,
+    iso: LazyRegex,
+    vllm: LazyRegex,
+    glog: LazyRegex,
+    glog_bracket: LazyRegex,
+    ggml: LazyRegex,
+    level_word: LazyRegex,
+    quote: LazyRegex,
+    nccl: LazyRegex,
+    logfmt: LazyRegex,
+    syslog: LazyRegex,
+    trt: LazyRegex,
+    spdlog: LazyRegex,
+    logger_rank: LazyRegex,
+    location: LazyRegex,
+    bracket_location: LazyRegex,
+    tag: LazyRegex,
+    compose: LazyRegex,
+    pylog: LazyRegex,
+    name_pid: LazyRegex,
+    buildkit: LazyRegex,
 }
 
 fn patterns() -> &'static Patterns {
     static P: OnceLock<Patterns> = OnceLock::new();
     P.get_or_init(|| Patterns {
         // (EngineCore_DP0 pid=274) / (WorkerDict pid=1216, ip=10.0.0.1) / (VllmWorker rank=0 pid=12)
-        ray: crate::lazy::ascii_regex(r"^\(([A-Za-z_][\w\-.]*)(?: rank=(\d+))?(?: pid=(\d+))?(?:, ip=[^)]*)?\)\s+").unwrap(),
-        quote: crate::lazy::ascii_regex(r"^(?:>(?: |$)|`{3,}| {0,12}\|(?: |$)|\*\*\b)").unwrap(),
-        nccl: crate::lazy::ascii_regex(r"^\S+:\d+:\d+ \[(\d+)\] (?:[\w/.\-]+\.\w+:\d+ )?NCCL (INFO|WARN|TRACE|ERROR) ").unwrap(),
-        logfmt: crate::lazy::ascii_regex(r"^time=\S+ level=(\w+) (?:source=\S+ )?").unwrap(),
-        torchrun: crate::lazy::ascii_regex(r"^\[(?:rank|Rank )(\d+)\]:\s?").unwrap(),
+        ray: LazyRegex::prefiltered(r"^\(([A-Za-z_][\w\-.]*)(?: rank=(\d+))?(?: pid=(\d+))?(?:, ip=[^)]*)?\)\s+"),
+        quote: LazyRegex::prefiltered(r"^(?:>(?: |$)|`{3,}| {0,12}\|(?: |$)|\*\*\b)"),
+        nccl: LazyRegex::prefiltered(r"^\S+:\d+:\d+ \[(\d+)\] (?:[\w/.\-]+\.\w+:\d+ )?NCCL (INFO|WARN|TRACE|ERROR) "),
+        logfmt: LazyRegex::prefiltered(r"^time=\S+ level=(\w+) (?:source=\S+ )?"),
+        torchrun: LazyRegex::prefiltered(r"^\[(?:rank|Rank )(\d+)\]:\s?"),
         // [2026-11-29 22:27:32,782 TP0] / [2025-12-15 00:02:05 DP1 TP1] / [2026-03-21 01:40:19]
-        sglang: crate::lazy::ascii_regex(r"^\[(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)((?:\s+(?:DP|TP|EP|PP|CP|ATTN_CP|MOE_DP)\d+)*)\]\s*").unwrap(),
-        rank_only: crate::lazy::ascii_regex(r"^\[((?:(?:DP|TP|EP|PP|CP|ATTN_CP|MOE_DP)\d+\s*)+)\]\s*").unwrap(),
-        iso: crate::lazy::ascii_regex(r"^\[?(\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\]?\s+").unwrap(),
+        sglang: LazyRegex::prefiltered(r"^\[(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)((?:\s+(?:DP|TP|EP|PP|CP|ATTN_CP|MOE_DP)\d+)*)\]\s*"),
+        rank_only: LazyRegex::prefiltered(r"^\[((?:(?:DP|TP|EP|PP|CP|ATTN_CP|MOE_DP)\d+\s*)+)\]\s*"),
+        iso: LazyRegex::prefiltered(r"^\[?(\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\]?\s+"),
         // INFO 06-12 08:49:30 [core.py:700]
-        vllm: crate::lazy::ascii_regex(r"^(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\s+(\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\s+(?:\[([^\]\s]+:\d+)\]\s*)?").unwrap(),
+        vllm: LazyRegex::prefiltered(r"^(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\s+(\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\s+(?:\[([^\]\s]+:\d+)\]\s*)?"),
         // W1129 22:27:29.110000 626 torch/distributed/run.py:851]
-        glog: crate::lazy::ascii_regex(r"^([IWEF])(\d\d)(\d\d) (\d\d:\d\d:\d\d(?:\.\d+)?)\s+\d+\s+([^\]\s]+:\d+)\]\s?").unwrap(),
+        glog: LazyRegex::prefiltered(r"^([IWEF])(\d\d)(\d\d) (\d\d:\d\d:\d\d(?:\.\d+)?)\s+\d+\s+([^\]\s]+:\d+)\]\s?"),
         // [W1129 22:03:56.326321538 ProcessGroupNCCL.cpp:1575]
-        glog_bracket: crate::lazy::ascii_regex(r"^\[([IWEF])(\d\d)(\d\d) (\d\d:\d\d:\d\d(?:\.\d+)?)\s+(?:\d+\s+)?([^\]\s]+:\d+)\]\s?").unwrap(),
+        glog_bracket: LazyRegex::prefiltered(r"^\[([IWEF])(\d\d)(\d\d) (\d\d:\d\d:\d\d(?:\.\d+)?)\s+(?:\d+\s+)?([^\]\s]+:\d+)\]\s?"),
         // ggml's common log with timestamps (llama-server, llama-cli: `0.00.316.267 E `), the
         // time since start as minutes.seconds.milliseconds.microseconds, then a level letter
         // (source: llama.cpp common/log.cpp).
-        ggml: crate::lazy::ascii_regex(r"^\d{1,6}\.\d\d\.\d{3}\.\d{3} ([IWED]) ").unwrap(),
+        ggml: LazyRegex::prefiltered(r"^\d{1,6}\.\d\d\.\d{3}\.\d{3} ([IWED]) "),
         // (after a run of progress dots, as Ascend's tools print before `[ERROR]`)
-        level_word: crate::lazy::ascii_regex(r"^\.*(?:\[(?i:(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|E|W|I))\]|(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|Error|Warning)\b:?)\s*").unwrap(),
-        syslog: crate::lazy::ascii_regex(r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [\w.\-/]+(?:\[(\d+)\])?: ").unwrap(),
-        trt: crate::lazy::ascii_regex(r"^\[(TensorRT-LLM|TRT-LLM)\](?:\s*\[RANK (\d+)\])?\s*\[(ERROR|WARNING|INFO|DEBUG|VERBOSE|E|W|I|V)\]\s*").unwrap(),
+        level_word: LazyRegex::prefiltered(r"^\.*(?:\[(?i:(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|E|W|I))\]|(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|Error|Warning)\b:?)\s*"),
+        syslog: LazyRegex::prefiltered(r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [\w.\-/]+(?:\[(\d+)\])?: "),
+        trt: LazyRegex::prefiltered(r"^\[(TensorRT-LLM|TRT-LLM)\](?:\s*\[RANK (\d+)\])?\s*\[(ERROR|WARNING|INFO|DEBUG|VERBOSE|E|W|I|V)\]\s*"),
         // spdlog's default pattern (`[2024-05-01 10:00:00.123] [name] [warning] `), and with
         // other bracketed fields before its level (ctranslate2's `[ctranslate2] [thread 10436]
         // [warning] `): the level is the last bracketed word.
-        spdlog: crate::lazy::ascii_regex(r"^(?:\[[^\[\]]{1,60}\]\s*){1,3}\[(trace|debug|info|warning|warn|error|critical)\]\s*").unwrap(),
-        logger_rank: crate::lazy::ascii_regex(r"^[\w.\-]*\[rank[= ]?(\d+)\]").unwrap(),
-        location: crate::lazy::ascii_regex(r"^([\w\-./]+\.(?:py|cpp|cc|cu|h|hpp|rs|c)):(\d+)(?::| -|\])\s*").unwrap(),
+        spdlog: LazyRegex::prefiltered(r"^(?:\[[^\[\]]{1,60}\]\s*){1,3}\[(trace|debug|info|warning|warn|error|critical)\]\s*"),
+        logger_rank: LazyRegex::prefiltered(r"^[\w.\-]*\[rank[= ]?(\d+)\]"),
+        location: LazyRegex::prefiltered(r"^([\w\-./]+\.(?:py|cpp|cc|cu|h|hpp|rs|c)):(\d+)(?::| -|\])\s*"),
         // ` [multiproc_executor.py:852] `: vLLM's location tag left when a paste cut the rest of the prefix
-        bracket_location: crate::lazy::ascii_regex(r"^\s*\[([\w\-.]+\.py:\d+)\]\s?").unwrap(),
-        tag: crate::lazy::ascii_regex(r"(DP|TP|EP|PP|CP|ATTN_CP|MOE_DP)(\d+)").unwrap(),
+        bracket_location: LazyRegex::prefiltered(r"^\s*\[([\w\-.]+\.py:\d+)\]\s?"),
+        tag: LazyRegex::prefiltered(r"(DP|TP|EP|PP|CP|ATTN_CP|MOE_DP)(\d+)"),
         // `vllm-1  | INFO ...`: docker compose names the service, padded, before a bar.
-        compose: crate::lazy::ascii_regex(r"^([a-z0-9][a-z0-9_.\-]{0,40})\s+\| ").unwrap(),
+        compose: LazyRegex::prefiltered(r"^([a-z0-9][a-z0-9_.\-]{0,40})\s+\| "),
         // Fields joined by ` - ` or ` | ` after a timestamp: Python logging's
         // `%(asctime)s - %(name)s - %(levelname)s - %(message)s` (`- lmdeploy - ERROR - `,
         // also with the time missing), loguru's `| ERROR    | module:function:12 - `.
-        pylog: crate::lazy::ascii_regex(r"^(?:[-|]\s{1,8})?(?:[\w.\-]{1,40}\s{1,8}[-|]\s{1,8})?(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|SUCCESS|TRACE)\s{0,8}[-|]\s+(?:[\w.<>\-]+:[\w.<>\-]+:\d+\s+-\s+)?").unwrap(),
+        pylog: LazyRegex::prefiltered(r"^(?:[-|]\s{1,8})?(?:[\w.\-]{1,40}\s{1,8}[-|]\s{1,8})?(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|SUCCESS|TRACE)\s{0,8}[-|]\s+(?:[\w.<>\-]+:[\w.<>\-]+:\d+\s+-\s+)?"),
         // Python logging's `%(name)s %(process)d %(levelname)s %(message)s` (Xinference's
         // `xinference.core.supervisor 53091 ERROR    Failed to launch ...`).
-        name_pid: crate::lazy::ascii_regex(r"^[a-z_]\w{0,30}(?:\.\w{1,30}){1,6} \d{1,9} (DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+").unwrap(),
+        name_pid: LazyRegex::prefiltered(r"^[a-z_]\w{0,30}(?:\.\w{1,30}){1,6} \d{1,9} (DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+"),
         // `#10 1380.2 ...`: Docker BuildKit's plain progress output, a build step and its seconds.
-        buildkit: crate::lazy::ascii_regex(r"^#\d+ \d+\.\d+ ").unwrap(),
+        buildkit: LazyRegex::prefiltered(r"^#\d+ \d+\.\d+ "),
     })
 }
 
@@ -390,7 +390,7 @@ fn peel_token(p: &mut Prefix, rest: &str, pos: usize, g: &Gates, pat: &Patterns)
 
 /// Whether a Ray-style `(name pid=…)` tag names a process (has a pid or a worker-like name).
 #[inline]
-fn is_ray_process(c: &regex::Captures<'_>) -> bool {
+fn is_ray_process(c: &crate::lazy::Captures<'_>) -> bool {
     c.get(3).is_some()
         || [
             "Worker",
